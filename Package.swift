@@ -1,0 +1,103 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One set of settings for every target: Swift 6 language mode (strict concurrency) everywhere.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "quire",
+    products: [
+        .executable(name: "quire", targets: ["quire"]),
+        .executable(name: "quire-bench", targets: ["quire-bench"]),
+        .library(name: "QuireClient", targets: ["QuireClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // C at the bottom: libmicrohttpd through pkg-config, plus the shim for its variadic functions.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
+        // The only Swift module that touches C.
+        .target(
+            name: "QuireHTTP",
+            dependencies: [
+                "CMicroHTTPD",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The product: lists, versions, validation, windows, the diff. No HTTP, no SQL.
+        .target(name: "QuireCore", swiftSettings: swiftSettings),
+        // Routes, JSON in and out, problem documents.
+        .target(
+            name: "QuireAPI",
+            dependencies: [
+                "QuireHTTP",
+                "QuireCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A thin client's window model (Foundation only): what an app links, and the tests' oracle.
+        .target(name: "QuireClient", swiftSettings: swiftSettings),
+        // Fixtures and a loopback HTTP client for the tests.
+        .target(
+            name: "QuireTesting",
+            dependencies: ["QuireHTTP", "QuireAPI", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "quire",
+            dependencies: [
+                "QuireAPI",
+                "QuireHTTP",
+                "QuireCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "quire-bench",
+            dependencies: ["QuireCore", "QuireClient"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "QuireHTTPTests",
+            dependencies: ["QuireHTTP", "QuireTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "QuireAPITests",
+            dependencies: ["QuireAPI", "QuireHTTP", "QuireTesting", "quire"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "QuireCoreTests",
+            dependencies: [
+                "QuireCore",
+                "QuireClient",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "QuireClientTests",
+            dependencies: ["QuireClient"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
