@@ -1,0 +1,53 @@
+# Quire: `make run` serves on 127.0.0.1:8080 with the embedded defaults; `make test` runs every test.
+# Both install the missing Debian packages first (scripts/install-deps.sh).
+
+SWIFT ?= swift
+RUN_ARGS ?=
+
+.PHONY: all deps deps-bench build build-release run test check-dockerfile check-format format bench bench-http bench-core clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+deps-bench:
+	@scripts/install-deps.sh bench
+
+build: deps
+	$(SWIFT) build
+
+build-release: deps
+	$(SWIFT) build -c release --product quire --static-swift-stdlib
+
+## Build in release mode and start the service on its embedded defaults (Ctrl-C stops it gracefully).
+run: build-release
+	.build/release/quire serve $(RUN_ARGS)
+
+## Every test: unit, property and loopback-HTTP tests, then the Dockerfile's runtime-library check.
+test: deps
+	scripts/check-format
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	scripts/check-dockerfile
+
+check-dockerfile: deps
+	scripts/check-dockerfile
+
+check-format:
+	scripts/check-format
+
+format:
+	$(SWIFT) format -i -r Sources Tests Package.swift
+
+## Benchmarks: HTTP against ../shared/bench/mhd-reference.c, then the core's figures.
+bench: bench-http bench-core
+
+bench-http: deps-bench
+	scripts/bench-http.sh /healthz 3 5
+
+bench-core: deps
+	$(SWIFT) run -c release quire-bench diff
+
+clean:
+	rm -rf .build .build-*

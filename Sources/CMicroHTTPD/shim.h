@@ -1,0 +1,86 @@
+#ifndef QUIRE_MICROHTTPD_SHIM_H
+#define QUIRE_MICROHTTPD_SHIM_H
+
+/*
+ * The small C layer Swift needs around libmicrohttpd: its start and info functions are variadic,
+ * and its logger receives a va_list. Everything here is `static inline`, prefixed `quire_mhd_`.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <microhttpd.h>
+
+/** Receives one formatted libmicrohttpd log line. */
+typedef void (*quire_mhd_log_callback)(void *context, const char *message);
+
+/** What the logger trampoline calls; owned by the Swift server for the daemon's lifetime. */
+struct quire_mhd_logger {
+    quire_mhd_log_callback callback;
+    void *context;
+};
+
+static void quire_mhd_external_logger(void *cls, const char *format, va_list arguments) {
+    struct quire_mhd_logger *logger = (struct quire_mhd_logger *) cls;
+    char message[1024];
+    vsnprintf(message, sizeof message, format, arguments);
+    logger->callback(logger->context, message);
+}
+
+/** Everything `quire_mhd_start` passes to `MHD_start_daemon`, as plain fields. */
+struct quire_mhd_settings {
+    unsigned int flags;
+    const struct sockaddr *address;
+    unsigned int connection_timeout_seconds;
+    unsigned int connection_limit;
+    unsigned int per_ip_connection_limit;
+    size_t connection_memory_limit;
+    unsigned int thread_pool_size;
+    MHD_AccessHandlerCallback access_handler;
+    void *access_context;
+    MHD_RequestCompletedCallback completed_handler;
+    void *completed_context;
+    struct quire_mhd_logger *logger;
+};
+
+/** `MHD_start_daemon` without the variadic arguments. Returns NULL when the daemon cannot start. */
+static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings *settings) {
+    struct MHD_OptionItem options[] = {
+        { MHD_OPTION_SOCK_ADDR, 0, (void *) settings->address },
+        { MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t) settings->connection_timeout_seconds, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, (intptr_t) settings->connection_limit, NULL },
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t) settings->per_ip_connection_limit, NULL },
+        { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t) settings->connection_memory_limit, NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) settings->completed_handler, settings->completed_context },
+        { settings->thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
+          (intptr_t) settings->thread_pool_size, NULL },
+        { MHD_OPTION_END, 0, NULL },
+    };
+    return MHD_start_daemon(settings->flags, 0, NULL, NULL,
+                            settings->access_handler, settings->access_context,
+                            /* The logger must come first, or early messages go to stderr. */
+                            MHD_OPTION_EXTERNAL_LOGGER, &quire_mhd_external_logger, settings->logger,
+                            MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/** The port the daemon is bound to (useful after asking for port 0), or 0 when unknown. */
+static inline uint16_t quire_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return NULL == info ? 0 : info->port;
+}
+
+/** The client's address of a connection, or NULL. */
+static inline const struct sockaddr *quire_mhd_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return NULL == info ? NULL : info->client_addr;
+}
+
+/* Flag values, spelled once here so Swift need not combine C enum cases. */
+static const unsigned int quire_mhd_flags_default =
+    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+static const unsigned int quire_mhd_flag_ipv6 = MHD_USE_IPv6;
+
+#endif

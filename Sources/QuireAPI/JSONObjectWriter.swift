@@ -1,0 +1,59 @@
+/// Writes one flat JSON object (string, integer and string-array members) for the API's small
+/// documents (problems, health). Bulk JSON (lists, pages, changes) is assembled from pre-encoded bytes.
+struct JSONObjectWriter {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var isFirst = true
+
+    mutating func field(_ name: String, _ value: String) {
+        key(name)
+        Self.appendString(value, to: &bytes)
+    }
+
+    mutating func field(_ name: String, _ value: Int) {
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func field(_ name: String, _ values: [String]) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendString(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    consuming func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    private mutating func key(_ name: String) {
+        if !isFirst { bytes.append(UInt8(ascii: ",")) }
+        isFirst = false
+        Self.appendString(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// Appends `value` as a JSON string literal, escaping quotes, backslashes and control characters.
+    static func appendString(_ value: String, to bytes: inout [UInt8]) {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                bytes.append(contentsOf: Array("\\u00".utf8))
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0xF)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

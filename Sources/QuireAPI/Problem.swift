@@ -1,0 +1,137 @@
+public import QuireHTTP
+
+/// An error that answers HTTP: an RFC 9457 problem document (`application/problem+json`).
+///
+/// Every problem type of API.md §7 is a static member; the `type` URI of each is stable and documented
+/// in the OpenAPI spec. Extension members (`version`, `path`, `opIndex`, …) and extra headers (`Allow`,
+/// `Retry-After`, `WWW-Authenticate`) travel with the problem.
+public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+    public let kind: Kind
+    public let detail: String
+    public let extensions: [Extension]
+    public let headers: HTTPHeaders
+
+    public init(_ kind: Kind, detail: String, extensions: [Extension] = [], headers: HTTPHeaders = [:]) {
+        self.kind = kind
+        self.detail = detail
+        self.extensions = extensions
+        self.headers = headers
+    }
+
+    public var status: Int { kind.status }
+
+    public var description: String { "\(kind.slug) (\(kind.status)): \(detail)" }
+
+    /// The problem document's bytes.
+    public var documentBody: [UInt8] {
+        var writer = JSONObjectWriter()
+        writer.field("type", Kind.typeBase + kind.slug)
+        writer.field("title", kind.title)
+        writer.field("status", kind.status)
+        writer.field("detail", detail)
+        for member in extensions {
+            switch member.value {
+            case .string(let value): writer.field(member.name, value)
+            case .int(let value): writer.field(member.name, value)
+            case .strings(let values): writer.field(member.name, values)
+            }
+        }
+        return writer.finish()
+    }
+
+    /// The problem as a response.
+    public var response: Response {
+        var headers = self.headers
+        headers.add("Content-Type", "application/problem+json")
+        return Response(status: status, headers: headers, body: documentBody)
+    }
+}
+
+extension Problem {
+    /// An extension member of a problem document.
+    public struct Extension: Sendable, Equatable {
+        public enum Value: Sendable, Equatable {
+            case string(String)
+            case int(Int)
+            case strings([String])
+        }
+
+        public let name: String
+        public let value: Value
+
+        public init(_ name: String, _ value: Value) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// A problem type: its URI's last segment, its title and its status.
+    public struct Kind: Sendable, Equatable, Hashable {
+        public let slug: String
+        public let title: String
+        public let status: Int
+
+        /// Every problem type URI is this base followed by the slug.
+        public static let typeBase = "https://quire.dev/problems/"
+
+        public static let invalidJSON = Kind(slug: "invalid-json", title: "Malformed JSON", status: 400)
+        public static let invalidRequest = Kind(slug: "invalid-request", title: "Invalid request", status: 400)
+        public static let invalidCursor = Kind(slug: "invalid-cursor", title: "Invalid cursor", status: 400)
+        public static let unauthorized = Kind(slug: "unauthorized", title: "Unauthorized", status: 401)
+        public static let notFound = Kind(slug: "not-found", title: "Not found", status: 404)
+        public static let listNotFound = Kind(slug: "list-not-found", title: "List not found", status: 404)
+        public static let sessionNotFound = Kind(slug: "session-not-found", title: "Session not found", status: 404)
+        public static let methodNotAllowed = Kind(
+            slug: "method-not-allowed", title: "Method not allowed", status: 405)
+        public static let sinceMismatch = Kind(slug: "since-mismatch", title: "Version mismatch", status: 409)
+        public static let versionMismatch = Kind(
+            slug: "version-mismatch", title: "Precondition failed", status: 412)
+        public static let payloadTooLarge = Kind(slug: "payload-too-large", title: "Payload too large", status: 413)
+        public static let unsupportedMediaType = Kind(
+            slug: "unsupported-media-type", title: "Unsupported media type", status: 415)
+        public static let invalidList = Kind(slug: "invalid-list", title: "Invalid list", status: 422)
+        public static let invalidOp = Kind(slug: "invalid-op", title: "Invalid operation", status: 422)
+        public static let `internal` = Kind(slug: "internal", title: "Internal error", status: 500)
+        public static let overloaded = Kind(slug: "overloaded", title: "Service unavailable", status: 503)
+
+        /// Every problem type, for documentation and tests.
+        public static let all: [Kind] = [
+            invalidJSON, invalidRequest, invalidCursor, unauthorized, notFound, listNotFound, sessionNotFound,
+            methodNotAllowed, sinceMismatch, versionMismatch, payloadTooLarge, unsupportedMediaType,
+            invalidList, invalidOp, .internal, overloaded,
+        ]
+    }
+}
+
+extension Problem {
+    public static func notFound(_ path: String) -> Problem {
+        Problem(.notFound, detail: "No resource at \(path).")
+    }
+
+    /// `405`, with the `Allow` header listing `allowed`.
+    public static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
+        Problem(
+            .methodNotAllowed,
+            detail: "\(method) is not allowed here; allowed: \(allowed.joined(separator: ", ")).",
+            headers: ["Allow": allowed.joined(separator: ", ")]
+        )
+    }
+
+    public static func payloadTooLarge(limit: Int) -> Problem {
+        Problem(
+            .payloadTooLarge, detail: "The request body is larger than \(limit) bytes.",
+            extensions: [Extension("limit", .int(limit))])
+    }
+
+    /// `503` with `Retry-After`.
+    public static func overloaded(_ detail: String, retryAfterSeconds: Int) -> Problem {
+        Problem(.overloaded, detail: detail, headers: ["Retry-After": "\(retryAfterSeconds)"])
+    }
+
+    /// `500`: the detail names the request id under which the cause was logged.
+    public static func `internal`(requestID: String) -> Problem {
+        Problem(
+            .internal, detail: "An unexpected error occurred; it was logged with request id \(requestID).",
+            extensions: [Extension("requestId", .string(requestID))])
+    }
+}

@@ -1,0 +1,176 @@
+public import Logging
+public import QuireHTTP
+
+/// The path parameters a route matched, by name (`{list}` → `parameters["list"]`).
+public struct RouteParameters: Sendable, Equatable {
+    private var values: [(name: String, value: String)] = []
+
+    public init() {}
+
+    public subscript(name: String) -> String? {
+        values.first { $0.name == name }?.value
+    }
+
+    mutating func append(_ name: String, _ value: String) {
+        values.append((name, value))
+    }
+
+    public static func == (lhs: RouteParameters, rhs: RouteParameters) -> Bool {
+        lhs.values.elementsEqual(rhs.values) { $0.name == $1.name && $0.value == $1.value }
+    }
+}
+
+/// A route's handler: answers now or defers; throws a ``Problem`` (or any error, which becomes `500`).
+public typealias RouteHandler = @Sendable (Request, RouteParameters) throws -> Reply
+
+/// Collects routes, then builds an immutable responder (see ``buildResponder(logger:)``).
+///
+/// Patterns are paths whose segments are literals or `{name}` parameters: `/v1/lists/{list}/ops`.
+/// A literal segment wins over a parameter at the same place.
+public struct Router {
+    private var routes: [(method: String, pattern: String, handler: RouteHandler)] = []
+
+    public init() {}
+
+    /// Adds a route. `HEAD` is answered by the `GET` route of the same path unless one is added for it.
+    public mutating func on(_ method: String, _ pattern: String, _ handler: @escaping RouteHandler) {
+        routes.append((method, pattern, handler))
+    }
+
+    /// The routes as `(method, pattern)`, in the order they were added.
+    public var routeList: [(method: String, pattern: String)] {
+        routes.map { ($0.method, $0.pattern) }
+    }
+
+    /// Validates the routes and freezes them into a responder that any thread may call.
+    ///
+    /// - Precondition: no two routes share a method and a pattern, and every pattern starts with `/`.
+    public func buildResponder(logger: Logger) -> RouterResponder {
+        let root = RouteNode.Builder()
+        for route in routes {
+            precondition(route.pattern.hasPrefix("/"), "route pattern \(route.pattern) must start with /")
+            var node = root
+            for segment in Self.segments(of: route.pattern) {
+                if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                    let name = String(segment.dropFirst().dropLast())
+                    if node.parameter == nil { node.parameter = (name, RouteNode.Builder()) }
+                    precondition(node.parameter!.name == name, "conflicting parameter names at \(route.pattern)")
+                    node = node.parameter!.node
+                } else {
+                    if node.literals[segment] == nil { node.literals[segment] = RouteNode.Builder() }
+                    node = node.literals[segment]!
+                }
+            }
+            precondition(node.handlers[route.method] == nil, "route \(route.method) \(route.pattern) added twice")
+            node.handlers[route.method] = route.handler
+        }
+        return RouterResponder(root: root.freeze(), logger: logger)
+    }
+
+    static func segments(of path: String) -> [String] {
+        path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    }
+}
+
+/// One node of the frozen route tree.
+final class RouteNode: Sendable {
+    let literals: [String: RouteNode]
+    let parameter: (name: String, node: RouteNode)?
+    let handlers: [String: RouteHandler]
+    /// The methods allowed here, for `Allow` (with `HEAD` where `GET` is).
+    let allowed: [String]
+
+    init(literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteHandler]) {
+        self.literals = literals
+        self.parameter = parameter
+        self.handlers = handlers
+        var methods = Set(handlers.keys)
+        if methods.contains("GET") { methods.insert("HEAD") }
+        allowed = methods.sorted()
+    }
+
+    /// The mutable form, used while routes are added.
+    final class Builder {
+        var literals: [String: Builder] = [:]
+        var parameter: (name: String, node: Builder)?
+        var handlers: [String: RouteHandler] = [:]
+
+        func freeze() -> RouteNode {
+            RouteNode(
+                literals: literals.mapValues { $0.freeze() },
+                parameter: parameter.map { ($0.name, $0.node.freeze()) },
+                handlers: handlers
+            )
+        }
+    }
+}
+
+/// The immutable, thread-safe result of ``Router/buildResponder(logger:)``: `404 not-found`,
+/// `405 method-not-allowed` with `Allow`, and every thrown error as a problem document.
+public struct RouterResponder: HTTPResponder {
+    let root: RouteNode
+    let logger: Logger
+
+    public func respond(to request: Request) -> Reply {
+        guard let (node, parameters) = match(request.path) else {
+            return .response(Problem.notFound(request.path).response)
+        }
+        let method = request.method
+        guard let handler = node.handlers[method] ?? (method == "HEAD" ? node.handlers["GET"] : nil) else {
+            if node.handlers.isEmpty {
+                return .response(Problem.notFound(request.path).response)
+            }
+            return .response(Problem.methodNotAllowed(method, allowed: node.allowed).response)
+        }
+        do {
+            return try handler(request, parameters)
+        } catch let problem as Problem {
+            return .response(problem.response)
+        } catch {
+            let requestID = RequestID.generate()
+            logger.error(
+                "unexpected error",
+                metadata: [
+                    "request-id": "\(requestID)", "method": "\(method)", "path": "\(request.path)", "error": "\(error)",
+                ]
+            )
+            return .response(Problem.internal(requestID: requestID).response)
+        }
+    }
+
+    public func response(for rejection: RequestRejection) -> Response {
+        switch rejection {
+        case .payloadTooLarge(let limit): Problem.payloadTooLarge(limit: limit).response
+        }
+    }
+
+    /// Walks the tree segment by segment.
+    ///
+    /// - Complexity: O(*s*) in the number of segments (literals by hash, then the parameter branch).
+    func match(_ path: String) -> (RouteNode, RouteParameters)? {
+        guard path.hasPrefix("/") else { return nil }
+        var parameters = RouteParameters()
+        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        return Self.match(segments[...], from: root, &parameters).map { ($0, parameters) }
+    }
+
+    private static func match(
+        _ segments: ArraySlice<Substring>, from node: RouteNode, _ parameters: inout RouteParameters
+    ) -> RouteNode? {
+        guard let first = segments.first else { return node }
+        let segment = String(first)
+        let rest = segments.dropFirst()
+        if let literal = node.literals[segment], let found = match(rest, from: literal, &parameters) {
+            return found
+        }
+        if let (name, child) = node.parameter, !segment.isEmpty {
+            var attempt = parameters
+            attempt.append(name, segment)
+            if let found = match(rest, from: child, &attempt) {
+                parameters = attempt
+                return found
+            }
+        }
+        return nil
+    }
+}

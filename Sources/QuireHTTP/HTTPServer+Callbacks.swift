@@ -1,0 +1,210 @@
+internal import CMicroHTTPD
+import Glibc
+public import Logging
+import Synchronization
+
+// libmicrohttpd's callbacks. They run on its threads, so they are free functions of this (non-isolated)
+// module: a closure written at the top level of an executable's main.swift would be main-actor isolated.
+
+/// What one request carries between libmicrohttpd's calls; owned by the `void **` slot libmicrohttpd
+/// keeps per request, from the first access-handler call to the completion callback.
+final class RequestContext {
+    var body: [UInt8] = []
+    var bodyBytesReceived = 0
+    var isTooLarge = false
+    /// A response was queued on the first call (an early rejection): nothing else happens.
+    var isAnswered = false
+    var pending: PendingResponse?
+}
+
+func accessHandlerTrampoline(
+    cls: UnsafeMutableRawPointer?,
+    connection: OpaquePointer?,
+    url: UnsafePointer<CChar>?,
+    method: UnsafePointer<CChar>?,
+    version: UnsafePointer<CChar>?,
+    uploadData: UnsafePointer<CChar>?,
+    uploadDataSize: UnsafeMutablePointer<Int>?,
+    requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let cls, let connection, let url, let method, let uploadDataSize, let requestSlot else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    return server.handle(connection, url, method, uploadData, uploadDataSize, requestSlot)
+}
+
+func requestCompletedTrampoline(
+    cls: UnsafeMutableRawPointer?,
+    connection: OpaquePointer?,
+    requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    termination: MHD_RequestTerminationCode
+) {
+    guard let cls, let requestSlot, let raw = requestSlot.pointee else { return }
+    requestSlot.pointee = nil
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+    if let pending = context.pending {
+        pending.requestEnded()
+        server.unregister(pending)
+    }
+    server.requestFinished()
+}
+
+func libmicrohttpdLogTrampoline(context: UnsafeMutableRawPointer?, message: UnsafePointer<CChar>?) {
+    guard let context, let message else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    var text = String(cString: message)
+    while text.last == "\n" { text.removeLast() }
+    server.logger.warning("libmicrohttpd: \(text)")
+}
+
+/// Routes libmicrohttpd's panics (internal inconsistencies it cannot continue from) to `logger`, then
+/// aborts, as libmicrohttpd requires. Process-wide; the last call wins.
+public func routeLibmicrohttpdPanics(to logger: Logger) {
+    panicLogger.withLock { $0 = logger }
+    MHD_set_panic_func(libmicrohttpdPanicTrampoline, nil)
+}
+
+private let panicLogger = Mutex<Logger?>(nil)
+
+private func libmicrohttpdPanicTrampoline(
+    cls: UnsafeMutableRawPointer?,
+    file: UnsafePointer<CChar>?,
+    line: UInt32,
+    reason: UnsafePointer<CChar>?
+) {
+    let where_ = file.map { String(cString: $0) } ?? "?"
+    let why = reason.map { String(cString: $0) } ?? "unknown"
+    panicLogger.withLock { $0 }?.critical("libmicrohttpd panic at \(where_):\(line): \(why)")
+    abort()
+}
+
+extension HTTPServer {
+    /// libmicrohttpd's access handler: called first with the headers, then once per body chunk, then
+    /// once more (and once again after a deferred response is resumed).
+    func handle(
+        _ connection: OpaquePointer,
+        _ url: UnsafePointer<CChar>,
+        _ method: UnsafePointer<CChar>,
+        _ uploadData: UnsafePointer<CChar>?,
+        _ uploadDataSize: UnsafeMutablePointer<Int>,
+        _ requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let raw = requestSlot.pointee else {
+            // First call: headers only. Reject a declared oversized body before reading it.
+            let context = RequestContext()
+            requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
+            requestStarted()
+            if declaredBodyLength(connection) > configuration.maxBodyBytes {
+                context.isAnswered = true
+                return queue(
+                    responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection)
+            }
+            return .YES
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if uploadDataSize.pointee > 0 {
+            return receiveBody(uploadData, count: uploadDataSize, into: context)
+        }
+        if context.isAnswered { return .YES }
+        if let deferred = context.pending {
+            // The access handler is called again after a resume: the response is ready.
+            guard let response = deferred.takeResponse() else { return .YES }
+            return queue(response, on: connection)
+        }
+        if context.isTooLarge {
+            return queue(responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection)
+        }
+        let request = Request(
+            method: String(cString: method),
+            path: String(cString: url),
+            query: Self.values(of: .GET_ARGUMENT_KIND, on: connection),
+            headers: HTTPHeaders(Self.values(of: .HEADER_KIND, on: connection)),
+            body: context.body
+        )
+        context.body = []
+        switch responder.respond(to: request) {
+        case .response(let response):
+            return queue(response, on: connection)
+        case .prepared(let prepared):
+            return queue(prepared, on: connection)
+        case .deferred(let deferred):
+            context.pending = deferred
+            if !register(deferred) {
+                deferred.resumeForShutdown()
+            }
+            if let response = deferred.attach(to: ConnectionHandle(pointer: connection)) {
+                return queue(response, on: connection)
+            }
+            return .YES
+        }
+    }
+
+    /// Gathers one body chunk, within the limit. Past the limit the bytes are dropped (the request gets
+    /// `413` on its final call); past a generous multiple of it the connection is closed.
+    private func receiveBody(
+        _ data: UnsafePointer<CChar>?,
+        count: UnsafeMutablePointer<Int>,
+        into context: RequestContext
+    ) -> MHD_Result {
+        let size = count.pointee
+        count.pointee = 0
+        context.bodyBytesReceived += size
+        if context.isAnswered { return .YES }
+        if context.bodyBytesReceived > configuration.maxBodyBytes {
+            if !context.isTooLarge {
+                context.isTooLarge = true
+                context.body = []
+            }
+            let discardLimit = max(configuration.maxBodyBytes, 1 << 20) * 8
+            return context.bodyBytesReceived > discardLimit ? .NO : .YES
+        }
+        if let data {
+            context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+        }
+        return .YES
+    }
+
+    private func declaredBodyLength(_ connection: OpaquePointer) -> Int {
+        guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else {
+            return 0
+        }
+        // libmicrohttpd itself rejects a malformed Content-Length with 400; a huge one saturates.
+        return Int(String(cString: value)) ?? Int.max
+    }
+
+    /// Hands `response` to libmicrohttpd, which copies the body.
+    private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
+        let handle = makeLibmicrohttpdResponse(response, closeConnection: isDraining)
+        defer { MHD_destroy_response(handle) }
+        return MHD_queue_response(connection, UInt32(response.status), handle)
+    }
+
+    /// Queues a prepared response as it is (a copy with `Connection: close` while draining).
+    private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {
+        if isDraining {
+            return queue(prepared.response, on: connection)
+        }
+        return MHD_queue_response(connection, UInt32(prepared.response.status), prepared.handle)
+    }
+
+    /// The request's values of one kind (headers, query arguments), decoded, in order.
+    private static func values(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [(String, String)] {
+        var values: [(String, String)] = []
+        withUnsafeMutablePointer(to: &values) { pointer in
+            _ = MHD_get_connection_values_n(
+                connection, kind,
+                { cls, _, key, keySize, value, valueSize in
+                    guard let cls, let key else { return .YES }
+                    let values = cls.assumingMemoryBound(to: [(String, String)].self)
+                    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                    let text =
+                        value.map {
+                            String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self)
+                        } ?? ""
+                    values.pointee.append((name, text))
+                    return .YES
+                }, pointer)
+        }
+        return values
+    }
+}

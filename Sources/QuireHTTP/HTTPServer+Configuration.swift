@@ -1,0 +1,35 @@
+import Glibc
+
+extension HTTPServer {
+    /// How the server listens and what it accepts. Every limit holds for every request, whatever its route.
+    public struct Configuration: Sendable, Equatable {
+        /// The address to bind: an IPv4 or IPv6 literal, or `localhost`. Default `127.0.0.1`.
+        public var host: String = "127.0.0.1"
+        /// The port; `0` binds any free port, readable afterwards from ``HTTPServer/port``. Default `8080`.
+        public var port: Int = 8080
+        /// libmicrohttpd's worker threads (epoll, one event loop each). Default: the number of cores.
+        public var threads: Int = Configuration.coreCount
+        /// Connections open at once; beyond it new connections are refused. Default `4096`.
+        public var connectionLimit: Int = 4096
+        /// Connections open at once from one IP address; `0` means no limit. Default `0`.
+        public var perIPConnectionLimit: Int = 0
+        /// Seconds of inactivity after which a connection is closed (a trickling client included).
+        /// Default `30`.
+        public var connectionTimeoutSeconds: Int = 30
+        /// The largest request body accepted; larger ones get `413`. Default 1 MiB.
+        public var maxBodyBytes: Int = 1 << 20
+        /// Memory per connection for reading the request line and headers: also the largest header
+        /// block accepted (`431` beyond it). libmicrohttpd clears it for every request, so more costs
+        /// throughput. Default 32 KiB (libmicrohttpd's own default).
+        public var connectionMemoryBytes: Int = 32 << 10
+        /// How long a graceful shutdown lets requests in flight finish. Default `10` seconds.
+        public var drainTimeoutSeconds: Double = 10
+
+        public init() {}
+
+        /// The number of cores online, at least 1.
+        public static var coreCount: Int {
+            max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        }
+    }
+}

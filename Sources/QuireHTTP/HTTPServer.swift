@@ -1,0 +1,227 @@
+internal import CMicroHTTPD
+import Glibc
+public import Logging
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd: epoll event loops on a pool of threads, keep-alive, whole
+/// request bodies within a limit, deferred responses, and a graceful drain.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: configuration, logger: logger, responder: router)
+/// try server.start()
+/// print(server.port)             // the bound port, also when configured as 0
+/// server.shutdown()              // stop accepting, let requests in flight finish, stop
+/// ```
+///
+/// The responder is called on libmicrohttpd's threads, concurrently.
+public final class HTTPServer: Sendable {
+    public let configuration: Configuration
+    let logger: Logger
+    let responder: any HTTPResponder
+
+    private let lifecycle = Mutex(Lifecycle.idle)
+    /// Requests between their first access-handler call and their completion.
+    private let requestsInFlight = Atomic<Int>(0)
+    /// Set once shutting down: responses then carry `Connection: close`.
+    private let isDrainingFlag = Atomic<Bool>(false)
+    private let pending = Mutex(PendingRegistry())
+
+    public init(configuration: Configuration, logger: Logger, responder: any HTTPResponder) {
+        self.configuration = configuration
+        self.logger = logger
+        self.responder = responder
+    }
+
+    /// The port the server listens on (the bound one when configured as 0), or `nil` before `start()`.
+    public var port: Int? {
+        lifecycle.withLock { state in
+            if case .running(_, let port) = state { return port }
+            return nil
+        }
+    }
+
+    /// `true` from the start of ``shutdown()`` on: a responder should not defer new requests then.
+    public var isDraining: Bool {
+        isDrainingFlag.load(ordering: .relaxed)
+    }
+
+    /// The number of requests being handled (received, not yet completely answered).
+    public var inFlightCount: Int {
+        requestsInFlight.load(ordering: .relaxed)
+    }
+
+    /// Binds and starts the event loops.
+    ///
+    /// - Throws: ``HTTPServerError`` when the configuration is invalid or the address cannot be bound.
+    public func start() throws(HTTPServerError) {
+        try validate(configuration)
+        let address = try SocketAddress(host: configuration.host, port: configuration.port)
+        let started: (daemon: DaemonHandle, port: Int) = try lifecycle.withLock { state throws(HTTPServerError) in
+            guard case .idle = state else { throw .alreadyStarted }
+            let daemon = try startDaemon(at: address)
+            let port = Int(quire_mhd_bound_port(daemon.pointer))
+            state = .running(daemon, port: port)
+            return (daemon, port)
+        }
+        logger.info(
+            "listening",
+            metadata: [
+                "host": "\(configuration.host)", "port": "\(started.port)", "threads": "\(configuration.threads)",
+            ]
+        )
+    }
+
+    /// Stops gracefully: stops accepting connections, answers every pending (deferred) response with its
+    /// shutdown response, lets requests in flight finish for up to `configuration.drainTimeoutSeconds`,
+    /// then closes every connection. Safe to call more than once, and from any thread.
+    public func shutdown() {
+        let daemon: DaemonHandle? = lifecycle.withLock { state in
+            guard case .running(let daemon, _) = state else { return nil }
+            state = .draining
+            return daemon
+        }
+        guard let daemon else { return }
+        isDrainingFlag.store(true, ordering: .relaxed)
+        logger.info("draining", metadata: ["in-flight": "\(inFlightCount)"])
+
+        let listenSocket = MHD_quiesce_daemon(daemon.pointer)
+        if listenSocket >= 0 { close(listenSocket) }
+        for response in pending.withLock({ $0.startDraining() }) {
+            response.resumeForShutdown()
+        }
+        let deadline = ContinuousClock.now + .milliseconds(Int(configuration.drainTimeoutSeconds * 1000))
+        while inFlightCount > 0 && ContinuousClock.now < deadline {
+            usleep(2_000)
+        }
+        let unfinished = inFlightCount
+        MHD_stop_daemon(daemon.pointer)
+        daemon.releaseContexts()
+        lifecycle.withLock { $0 = .stopped }
+        logger.info("stopped", metadata: unfinished > 0 ? ["cut-off-requests": "\(unfinished)"] : [:])
+    }
+
+    private func validate(_ configuration: Configuration) throws(HTTPServerError) {
+        let checks: [(Bool, String)] = [
+            (configuration.threads >= 1, "threads must be at least 1"),
+            (configuration.connectionLimit >= 1, "connection limit must be at least 1"),
+            (configuration.perIPConnectionLimit >= 0, "per-IP connection limit must not be negative"),
+            (configuration.connectionTimeoutSeconds >= 1, "connection timeout must be at least 1 second"),
+            (configuration.maxBodyBytes >= 0, "maximum body bytes must not be negative"),
+            (configuration.connectionMemoryBytes >= 4096, "connection memory must be at least 4096 bytes"),
+            (configuration.drainTimeoutSeconds >= 0, "drain timeout must not be negative"),
+        ]
+        if let failed = checks.first(where: { !$0.0 }) {
+            throw .invalidConfiguration(failed.1)
+        }
+    }
+
+    private func startDaemon(at address: SocketAddress) throws(HTTPServerError) -> DaemonHandle {
+        let contexts = DaemonContexts(server: self)
+        let daemon = try address.withSockAddr { sockaddr throws(HTTPServerError) in
+            var settings = quire_mhd_settings()
+            settings.flags = quire_mhd_flags_default | (address.isIPv6 ? quire_mhd_flag_ipv6 : 0)
+            settings.address = sockaddr
+            settings.connection_timeout_seconds = UInt32(configuration.connectionTimeoutSeconds)
+            settings.connection_limit = UInt32(configuration.connectionLimit)
+            settings.per_ip_connection_limit = UInt32(configuration.perIPConnectionLimit)
+            settings.connection_memory_limit = configuration.connectionMemoryBytes
+            settings.thread_pool_size = UInt32(configuration.threads)
+            settings.access_handler = accessHandlerTrampoline
+            settings.access_context = contexts.server
+            settings.completed_handler = requestCompletedTrampoline
+            settings.completed_context = contexts.server
+            settings.logger = contexts.logger
+            errno = 0
+            guard let daemon = quire_mhd_start(&settings) else {
+                let error = errno
+                contexts.release()
+                throw HTTPServerError.cannotStart(host: configuration.host, port: configuration.port, errno: error)
+            }
+            return daemon
+        }
+        return DaemonHandle(pointer: daemon, contexts: contexts)
+    }
+
+    // MARK: Pending responses
+
+    /// Registers a deferred response so that shutdown can answer it; `false` when already draining.
+    func register(_ response: PendingResponse) -> Bool {
+        pending.withLock { $0.insert(response) }
+    }
+
+    func unregister(_ response: PendingResponse) {
+        pending.withLock { $0.remove(response) }
+    }
+
+    func requestStarted() {
+        requestsInFlight.add(1, ordering: .relaxed)
+    }
+
+    func requestFinished() {
+        requestsInFlight.subtract(1, ordering: .relaxed)
+    }
+}
+
+extension HTTPServer {
+    enum Lifecycle {
+        case idle
+        case running(DaemonHandle, port: Int)
+        case draining
+        case stopped
+    }
+}
+
+/// The deferred responses still waiting, and whether new ones are refused.
+struct PendingRegistry {
+    private var waiting: [ObjectIdentifier: PendingResponse] = [:]
+    private var draining = false
+
+    mutating func insert(_ response: PendingResponse) -> Bool {
+        guard !draining else { return false }
+        waiting[ObjectIdentifier(response)] = response
+        return true
+    }
+
+    mutating func remove(_ response: PendingResponse) {
+        waiting[ObjectIdentifier(response)] = nil
+    }
+
+    /// Refuses new registrations and returns every waiting response, to be resumed.
+    mutating func startDraining() -> [PendingResponse] {
+        draining = true
+        return Array(waiting.values)
+    }
+}
+
+/// The C-side contexts libmicrohttpd holds for the daemon's lifetime: the server, retained, and the
+/// logger trampoline's state.
+struct DaemonContexts {
+    let server: UnsafeMutableRawPointer
+    let logger: UnsafeMutablePointer<quire_mhd_logger>
+
+    init(server: HTTPServer) {
+        self.server = Unmanaged.passRetained(server).toOpaque()
+        logger = .allocate(capacity: 1)
+        logger.initialize(to: quire_mhd_logger(callback: libmicrohttpdLogTrampoline, context: self.server))
+    }
+
+    func release() {
+        logger.deinitialize(count: 1)
+        logger.deallocate()
+        Unmanaged<HTTPServer>.fromOpaque(server).release()
+    }
+}
+
+/// A running daemon and the contexts it was given.
+///
+/// `@unchecked Sendable` is safe: the daemon pointer is only used by `shutdown()`, which takes it out
+/// of the server's lifecycle under its lock exactly once, and libmicrohttpd documents
+/// `MHD_quiesce_daemon` and `MHD_stop_daemon` as callable from any thread other than its own.
+struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+    let contexts: DaemonContexts
+
+    func releaseContexts() {
+        contexts.release()
+    }
+}

@@ -1,0 +1,32 @@
+/// An HTTP request as a handler sees it: complete, with its whole body.
+public struct Request: Sendable {
+    /// The method, as sent (`GET`, `PUT`, …).
+    public var method: String
+    /// The path, percent-decoded, without the query (`/v1/lists/demo`).
+    public var path: String
+    /// The query's items, percent-decoded, in order. A key without `=` has the value `""`.
+    public var query: [(name: String, value: String)]
+    /// The header fields, with case-insensitive lookup.
+    public var headers: HTTPHeaders
+    /// The body, gathered across libmicrohttpd's calls (empty when there is none).
+    public var body: [UInt8]
+
+    public init(
+        method: String,
+        path: String,
+        query: [(name: String, value: String)] = [],
+        headers: HTTPHeaders = [:],
+        body: [UInt8] = []
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The value of the first query item named `name`, or `nil`.
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+}

@@ -1,0 +1,55 @@
+import Glibc
+
+/// An IPv4 or IPv6 address to bind, parsed from a literal (or `localhost`), without name resolution.
+enum SocketAddress {
+    case v4(sockaddr_in)
+    case v6(sockaddr_in6)
+
+    init(host: String, port: Int) throws(HTTPServerError) {
+        guard (0...65535).contains(port) else {
+            throw .invalidConfiguration("port \(port) is not in 0...65535")
+        }
+        let literal = host == "localhost" ? "127.0.0.1" : host
+        var v4 = sockaddr_in()
+        if inet_pton(AF_INET, literal, &v4.sin_addr) == 1 {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = UInt16(port).bigEndian
+            self = .v4(v4)
+            return
+        }
+        let bare = literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
+        var v6 = sockaddr_in6()
+        if inet_pton(AF_INET6, bare, &v6.sin6_addr) == 1 {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = UInt16(port).bigEndian
+            self = .v6(v6)
+            return
+        }
+        throw .invalidHost(host)
+    }
+
+    var isIPv6: Bool {
+        if case .v6 = self { return true }
+        return false
+    }
+
+    /// Calls `body` with a `sockaddr` pointer to this address.
+    func withSockAddr<Result>(_ body: (UnsafePointer<sockaddr>) throws(HTTPServerError) -> Result)
+        throws(HTTPServerError) -> Result
+    {
+        switch self {
+        case .v4(var address):
+            return try withUnsafePointer(to: &address) { pointer throws(HTTPServerError) in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(HTTPServerError) in
+                    try body(address)
+                }
+            }
+        case .v6(var address):
+            return try withUnsafePointer(to: &address) { pointer throws(HTTPServerError) in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(HTTPServerError) in
+                    try body(address)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+struct QuireCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quire",
+        abstract: "Serves sectioned lists to thin mobile clients: pages, per-client snapshots and diffs.",
+        subcommands: [ServeCommand.self, HealthCommand.self],
+        defaultSubcommand: ServeCommand.self
+    )
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Configuration
+import Foundation
+import Logging
+import QuireAPI
+import QuireHTTP
+
+/// `quire serve`: starts the service, and stops it gracefully on SIGINT or SIGTERM.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Start the HTTP service (settings: embedded defaults < --config file < QUIRE_* environment < flags)."
+    )
+
+    @Option(name: .long, help: "A YAML configuration file (see config/quire.yaml).")
+    var config: String?
+
+    @Option(name: .long, help: "Address to bind (server.host).")
+    var host: String?
+
+    @Option(name: .long, help: "Port to listen on; 0 picks a free port (server.port).")
+    var port: Int?
+
+    @Option(name: .long, help: "Event-loop threads; 0 = one per core (server.threads).")
+    var threads: Int?
+
+    @Option(name: .long, help: "Bearer token required for writes (auth.writeToken).")
+    var writeToken: String?
+
+    @Option(name: .long, help: "Log level (log.level).")
+    var logLevel: String?
+
+    @Option(name: .long, help: "Log format, text or json (log.format).")
+    var logFormat: String?
+
+    func run() throws {
+        let settings: Settings
+        do {
+            let (config, flags) = (self.config, flagValues)
+            settings = try runBlocking {
+                try await Settings.load(
+                    configFile: config, environment: ProcessInfo.processInfo.environment, flags: flags)
+            }
+            try settings.validateForServing()
+        } catch {
+            FileHandle.standardError.write(Data("quire: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        LogSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        let logger = Logger(label: "quire")
+        routeLibmicrohttpdPanics(to: logger)
+
+        let service = QuireService(configuration: settings.service, logger: logger)
+        do {
+            try service.start()
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+        let signal = TerminationSignals.wait()
+        logger.info("received signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
+        service.shutdown()
+    }
+
+    private var flagValues: [String: ConfigContent] {
+        var values: [String: ConfigContent] = [:]
+        if let host { values["server.host"] = .string(host) }
+        if let port { values["server.port"] = .int(port) }
+        if let threads { values["server.threads"] = .int(threads) }
+        if let writeToken { values["auth.writeToken"] = .string(writeToken) }
+        if let logLevel { values["log.level"] = .string(logLevel) }
+        if let logFormat { values["log.format"] = .string(logFormat) }
+        return values
+    }
+}

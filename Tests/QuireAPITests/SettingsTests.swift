@@ -1,0 +1,124 @@
+import Configuration
+import Foundation
+import QuireAPI
+import QuireHTTP
+import SystemPackage
+import Testing
+
+@testable import quire
+
+@Suite("Settings: defaults < file < environment < flags")
+struct SettingsTests {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let configFile = repositoryRoot.appendingPathComponent("config/quire.yaml").path
+
+    static func file(_ yaml: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("quire-\(UUID()).yaml").path
+        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("config/quire.yaml sets every key, to the embedded default")
+    func shippedFileIsTheDefault() async throws {
+        // Read the file alone, without the embedded defaults behind it: a key it lacks fails here.
+        let reader = ConfigReader(provider: try await FileProvider<YAMLSnapshot>(filePath: FilePath(Self.configFile)))
+        let fromFile = try Settings(reader: reader)
+        let embedded = try await Settings.load(configFile: nil, environment: [:], flags: [:])
+        #expect(fromFile == embedded)
+        #expect(embedded == Settings())
+        let text = try String(contentsOfFile: Self.configFile, encoding: .utf8)
+        for key in Settings.keys.map(\.key) {
+            #expect(text.contains("  \(key.split(separator: ".").last!):"), "config/quire.yaml lacks \(key)")
+        }
+    }
+
+    @Test("the embedded defaults")
+    func defaults() async throws {
+        let settings = try await Settings.load(configFile: nil, environment: [:], flags: [:])
+        #expect(settings.service.http.host == "127.0.0.1")
+        #expect(settings.service.http.port == 8080)
+        #expect(settings.service.http.threads == HTTPServer.Configuration.coreCount)
+        #expect(settings.service.writeToken == nil)
+        #expect(settings.logFormat == .text)
+    }
+
+    @Test("a file overrides the defaults, the environment the file, flags the environment")
+    func precedence() async throws {
+        let path = try Self.file("server:\n  port: 9000\n  connectionLimit: 77\nlog:\n  format: json\n")
+        let environment = ["QUIRE_SERVER_PORT": "9100", "QUIRE_SERVER_CONNECTION_LIMIT": "88", "OTHER_PORT": "1"]
+        let fileOnly = try await Settings.load(configFile: path, environment: [:], flags: [:])
+        #expect(fileOnly.service.http.port == 9000)
+        #expect(fileOnly.service.http.connectionLimit == 77)
+        #expect(fileOnly.logFormat == .json)
+        #expect(fileOnly.service.http.maxBodyBytes == 1 << 20)
+        let withEnvironment = try await Settings.load(configFile: path, environment: environment, flags: [:])
+        #expect(withEnvironment.service.http.port == 9100)
+        #expect(withEnvironment.service.http.connectionLimit == 88)
+        let withFlags = try await Settings.load(
+            configFile: path, environment: environment, flags: ["server.port": .int(9200)])
+        #expect(withFlags.service.http.port == 9200)
+        #expect(withFlags.service.http.connectionLimit == 88)
+    }
+
+    @Test("the write token from the environment or a flag")
+    func writeToken() async throws {
+        let fromEnvironment = try await Settings.load(
+            configFile: nil, environment: ["QUIRE_AUTH_WRITE_TOKEN": "s3cret"], flags: [:])
+        #expect(fromEnvironment.service.writeToken == "s3cret")
+        let fromFlag = try await Settings.load(
+            configFile: nil, environment: [:], flags: ["auth.writeToken": .string("t")])
+        #expect(fromFlag.service.writeToken == "t")
+    }
+
+    @Test("values of the wrong type or out of range are errors")
+    func invalidValues() async throws {
+        await #expect(throws: (any Error).self) {
+            try await Settings.load(configFile: nil, environment: ["QUIRE_SERVER_PORT": "eighty"], flags: [:])
+        }
+        await #expect(throws: SettingsError.self) {
+            try await Settings.load(configFile: nil, environment: ["QUIRE_LOG_LEVEL": "loud"], flags: [:])
+        }
+        await #expect(throws: (any Error).self) {
+            try await Settings.load(configFile: "/nonexistent/quire.yaml", environment: [:], flags: [:])
+        }
+        let broken = try Self.file("server: [port: 1\n")
+        await #expect(throws: (any Error).self) {
+            try await Settings.load(configFile: broken, environment: [:], flags: [:])
+        }
+    }
+
+    @Test("listening beyond loopback needs a write token")
+    func nonLoopbackNeedsToken() async throws {
+        var settings = Settings()
+        settings.service.http.host = "0.0.0.0"
+        #expect(throws: SettingsError.self) { try settings.validateForServing() }
+        settings.service.writeToken = "token"
+        try settings.validateForServing()
+        for host in ["127.0.0.1", "localhost", "::1", "127.0.0.2"] {
+            var local = Settings()
+            local.service.http.host = host
+            try local.validateForServing()
+        }
+    }
+
+    @Test("quire health parses its URL")
+    func healthTarget() {
+        #expect(
+            HealthTarget("http://127.0.0.1:8080/healthz")
+                == HealthTarget(host: "127.0.0.1", port: 8080, path: "/healthz"))
+        #expect(HealthTarget("http://[::1]:81/h") == HealthTarget(host: "::1", port: 81, path: "/h"))
+        #expect(HealthTarget("http://localhost") == HealthTarget(host: "localhost", port: 80, path: "/"))
+        #expect(HealthTarget("https://x") == nil)
+        #expect(HealthTarget("http://x:99999/") == nil)
+    }
+}
+
+extension HealthTarget {
+    init(host: String, port: Int, path: String) {
+        self.init("http://placeholder:1/")!
+        self.host = host
+        self.port = port
+        self.path = path
+    }
+}

@@ -1,0 +1,243 @@
+import Glibc
+import QuireHTTP
+import QuireTesting
+import Synchronization
+import Testing
+
+@Suite("HTTP server over loopback")
+struct HTTPServerTests {
+    @Test("port 0 binds a free port that can be read back")
+    func boundPort() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        #expect(server.port > 0)
+        #expect(try server.request("GET", "/").status == 200)
+    }
+
+    @Test("two requests on one keep-alive connection")
+    func keepAlive() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        let connection = try server.connect()
+        let first = try connection.request("GET", "/one?a=1&b=x%20y&flag")
+        let second = try connection.request("POST", "/two", body: Array("hello".utf8))
+        #expect(first.status == 200)
+        #expect(first.headers["x-path"] == "/one")
+        #expect(first.headers["X-Query"] == "a=1&b=x y&flag=")
+        #expect(first.headers["connection"]?.lowercased() != "close")
+        #expect(second.headers["X-Method"] == "POST")
+        #expect(second.text == "hello")
+        #expect(!connection.isClosedByPeer)
+    }
+
+    @Test("request headers are case-insensitive")
+    func requestHeaders() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        let response = try server.request("GET", "/", headers: [("X-TEST", "value")])
+        #expect(response.headers["X-Echo-Header"] == "value")
+    }
+
+    @Test("a body declared over the limit gets 413 before it is read")
+    func declaredBodyTooLarge() throws {
+        let server = try TestServer(responder: Responders.echo) { $0.maxBodyBytes = 1000 }
+        defer { server.stop() }
+        let connection = try server.connect()
+        try connection.write(HTTPClientConnection.head("PUT", "/any/route", bodyLength: 5000))
+        let response = try connection.readResponse()
+        #expect(response.status == 413)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        #expect(response.text.contains("413"))
+    }
+
+    @Test("a chunked body over the limit gets 413", arguments: [1001, 50_000, 2_000_000])
+    func chunkedBodyTooLarge(size: Int) throws {
+        let server = try TestServer(responder: Responders.echo) { $0.maxBodyBytes = 1000 }
+        defer { server.stop() }
+        let connection = try server.connect()
+        let response = try connection.request(
+            "POST", "/upload", body: [UInt8](repeating: 65, count: size), chunked: 700)
+        #expect(response.status == 413)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+    }
+
+    @Test("a body at the limit is accepted, chunked or not")
+    func bodyAtLimit() throws {
+        let server = try TestServer(responder: Responders.echo) { $0.maxBodyBytes = 1000 }
+        defer { server.stop() }
+        let body = (0..<1000).map { UInt8($0 % 251) }
+        let connection = try server.connect()
+        #expect(try connection.request("POST", "/", body: body).body == body)
+        #expect(try connection.request("POST", "/", body: body, chunked: 333).body == body)
+    }
+
+    @Test("a body that arrives in several pieces comes out whole")
+    func bodyInPieces() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        let body = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let connection = try server.connect()
+        try connection.write(HTTPClientConnection.head("PUT", "/pieces", bodyLength: body.count))
+        var offset = 0
+        for size in [1, 10, 1000, 65_536, 100_000] {
+            try connection.write(Array(body[offset..<offset + size]))
+            offset += size
+            sleep(milliseconds: 20)
+        }
+        try connection.write(Array(body[offset...]))
+        let response = try connection.readResponse()
+        #expect(response.status == 200)
+        #expect(response.body == body)
+    }
+
+    @Test("HEAD answers the headers without a body, and the connection stays usable")
+    func head() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        let connection = try server.connect()
+        let head = try connection.request("HEAD", "/thing")
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.headers["X-Method"] == "HEAD")
+        let next = try connection.request("POST", "/after", body: Array("x".utf8))
+        #expect(next.text == "x")
+    }
+
+    @Test("a deferred response resumed from another thread")
+    func deferredResponse() throws {
+        let server = try TestServer(responder: Responders.deferred(milliseconds: 100))
+        defer { server.stop() }
+        let connection = try server.connect()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = try connection.request("GET", "/wait")
+        #expect(response.status == 200)
+        #expect(response.text == "later /wait")
+        #expect(clock.now - start >= .milliseconds(90))
+        // The connection is kept alive across a suspend and resume.
+        #expect(try connection.request("GET", "/again").text == "later /again")
+    }
+
+    @Test("a deferred response resolved before the handler returns is answered at once")
+    func deferredResolvedEarly() throws {
+        let responder = ClosureResponder { _ in
+            let pending = PendingResponse { Response(status: 503) }
+            #expect(pending.resume(with: Response(status: 201, text: "early")))
+            #expect(!pending.resume(with: Response(status: 500)))
+            return .deferred(pending)
+        }
+        let server = try TestServer(responder: responder)
+        defer { server.stop() }
+        let response = try server.request("GET", "/")
+        #expect(response.status == 201)
+        #expect(response.text == "early")
+    }
+
+    @Test("many deferred responses resumed concurrently, each exactly once")
+    func deferredRace() throws {
+        let delivered = Atomic<Int>(0)
+        let responder = ClosureResponder { _ in
+            let pending = PendingResponse { Response(status: 503) }
+            for _ in 0..<3 {
+                Thread.detach {
+                    if pending.resume(with: Response(status: 200, text: "ok")) {
+                        delivered.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+            return .deferred(pending)
+        }
+        let server = try TestServer(responder: responder)
+        defer { server.stop() }
+        try concurrently(8) { _ in
+            let connection = try server.connect()
+            for _ in 0..<25 {
+                let response = try connection.request("GET", "/race")
+                #expect(response.status == 200)
+            }
+        }
+        #expect(delivered.load(ordering: .relaxed) == 200)
+    }
+
+    @Test("50 concurrent clients on keep-alive connections")
+    func concurrentClients() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        try concurrently(50) { client in
+            let connection = try server.connect()
+            for index in 0..<20 {
+                let body = Array("client \(client) request \(index)".utf8)
+                let response = try connection.request("POST", "/c/\(client)", body: body)
+                #expect(response.status == 200)
+                #expect(response.body == body)
+            }
+        }
+    }
+
+    @Test("shutdown lets in-flight requests finish and refuses new connections")
+    func shutdownWithRequestsInFlight() throws {
+        let server = try TestServer(responder: Responders.slow(milliseconds: 400))
+        let port = server.port
+        let statuses = Mutex<[Int]>([])
+        let started = Atomic<Int>(0)
+        Thread.detach {
+            while started.load(ordering: .relaxed) < 4 { sleep(milliseconds: 5) }
+            sleep(milliseconds: 100)
+            server.stop()
+        }
+        try concurrently(4) { _ in
+            let connection = try server.connect()
+            started.add(1, ordering: .relaxed)
+            let response = try connection.request("GET", "/slow")
+            statuses.withLock { $0.append(response.status) }
+            #expect(response.headers["Connection"]?.lowercased() == "close")
+        }
+        #expect(statuses.withLock { $0 } == [200, 200, 200, 200])
+        #expect(throws: HTTPClientError.self) {
+            try HTTPClientConnection(host: "127.0.0.1", port: port, timeoutSeconds: 1)
+        }
+    }
+
+    @Test("shutdown answers every pending deferred response")
+    func shutdownResumesPending() throws {
+        let responder = ClosureResponder { _ in
+            .deferred(PendingResponse { Response(status: 503, text: "bye") })  // never resumed by anyone else
+        }
+        let server = try TestServer(responder: responder)
+        let responses = Mutex<[ClientResponse]>([])
+        Thread.detach {
+            while server.server.inFlightCount < 5 { sleep(milliseconds: 5) }
+            server.stop()
+        }
+        try concurrently(5) { _ in
+            let response = try server.connect().request("GET", "/forever")
+            responses.withLock { $0.append(response) }
+        }
+        #expect(responses.withLock { $0.map(\.status) } == [503, 503, 503, 503, 503])
+        #expect(responses.withLock { $0.allSatisfy { $0.text == "bye" } })
+    }
+
+    @Test("a second start fails, and a taken port is a clear error")
+    func startErrors() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        #expect(throws: HTTPServerError.alreadyStarted) { try server.server.start() }
+        var configuration = HTTPServer.Configuration()
+        configuration.port = server.port
+        let second = HTTPServer(configuration: configuration, logger: TestServer.logger, responder: Responders.echo)
+        let error = #expect(throws: HTTPServerError.self) { try second.start() }
+        #expect(error?.description.contains("cannot listen on 127.0.0.1:\(server.port)") == true)
+    }
+
+    @Test("invalid settings are refused before binding")
+    func invalidConfiguration() {
+        var configuration = HTTPServer.Configuration()
+        configuration.host = "not-an-address"
+        let server = HTTPServer(configuration: configuration, logger: TestServer.logger, responder: Responders.echo)
+        #expect(throws: HTTPServerError.invalidHost("not-an-address")) { try server.start() }
+        configuration.host = "127.0.0.1"
+        configuration.threads = 0
+        let other = HTTPServer(configuration: configuration, logger: TestServer.logger, responder: Responders.echo)
+        #expect(throws: HTTPServerError.self) { try other.start() }
+    }
+}

@@ -1,0 +1,56 @@
+import Glibc
+import QuireHTTP
+import QuireTesting
+
+/// Test responders, each a real `HTTPResponder` behind a real server.
+enum Responders {
+    /// Echoes the method, path, query and body back.
+    static let echo = ClosureResponder { request in
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/octet-stream")
+        headers.add("X-Method", request.method)
+        headers.add("X-Path", request.path)
+        headers.add("X-Query", request.query.map { "\($0.name)=\($0.value)" }.joined(separator: "&"))
+        headers.add("X-Echo-Header", request.headers["x-test"] ?? "")
+        return .response(Response(status: 200, headers: headers, body: request.body))
+    }
+
+    /// Answers after `milliseconds`, blocking its libmicrohttpd thread (a slow handler).
+    static func slow(milliseconds: Int) -> ClosureResponder {
+        ClosureResponder { _ in
+            sleep(milliseconds: milliseconds)
+            return .response(Response(status: 200, text: "slow"))
+        }
+    }
+
+    /// Defers every request and answers it from another thread after `milliseconds`.
+    static func deferred(milliseconds: Int) -> ClosureResponder {
+        ClosureResponder { request in
+            let pending = PendingResponse { Response(status: 503, text: "shutting down") }
+            let path = request.path
+            Thread.detach {
+                sleep(milliseconds: milliseconds)
+                pending.resume(with: Response(status: 200, text: "later \(path)"))
+            }
+            return .deferred(pending)
+        }
+    }
+}
+
+/// A detached thread, for resuming deferred responses from outside libmicrohttpd.
+enum Thread {
+    static func detach(_ body: @escaping @Sendable () -> Void) {
+        final class Box: Sendable {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
+        var thread = pthread_t()
+        _ = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
+                return nil
+            }, Unmanaged.passRetained(Box(body)).toOpaque())
+        pthread_detach(thread)
+    }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Quire needs that are missing, through apt-get (with sudo when not root).
+#
+#   scripts/install-deps.sh            build and test: libmicrohttpd-dev, pkg-config, curl, python3
+#   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab)
+set -euo pipefail
+
+packages=(libmicrohttpd-dev pkg-config curl python3)
+if [ "${1:-}" = "bench" ]; then
+  packages+=(wrk apache2-utils)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "missing packages (${missing[*]}) and no apt-get: install them with your package manager" >&2
+  exit 1
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "installing ${missing[*]} needs root or sudo" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
