@@ -139,7 +139,7 @@ struct HTTPServerTests {
         let responder = ClosureResponder { _ in
             let pending = PendingResponse { Response(status: 503) }
             for _ in 0..<3 {
-                Thread.detach {
+                DetachedThread.start {
                     if pending.resume(with: Response(status: 200, text: "ok")) {
                         delivered.add(1, ordering: .relaxed)
                     }
@@ -180,7 +180,7 @@ struct HTTPServerTests {
         let port = server.port
         let statuses = Mutex<[Int]>([])
         let started = Atomic<Int>(0)
-        Thread.detach {
+        DetachedThread.start {
             while started.load(ordering: .relaxed) < 4 { sleep(milliseconds: 5) }
             sleep(milliseconds: 100)
             server.stop()
@@ -205,7 +205,7 @@ struct HTTPServerTests {
         }
         let server = try TestServer(responder: responder)
         let responses = Mutex<[ClientResponse]>([])
-        Thread.detach {
+        DetachedThread.start {
             while server.server.inFlightCount < 5 { sleep(milliseconds: 5) }
             server.stop()
         }

@@ -1,4 +1,3 @@
-import Glibc
 import QuireHTTP
 import QuireTesting
 
@@ -28,29 +27,11 @@ enum Responders {
         ClosureResponder { request in
             let pending = PendingResponse { Response(status: 503, text: "shutting down") }
             let path = request.path
-            Thread.detach {
+            DetachedThread.start {
                 sleep(milliseconds: milliseconds)
                 pending.resume(with: Response(status: 200, text: "later \(path)"))
             }
             return .deferred(pending)
         }
-    }
-}
-
-/// A detached thread, for resuming deferred responses from outside libmicrohttpd.
-enum Thread {
-    static func detach(_ body: @escaping @Sendable () -> Void) {
-        final class Box: Sendable {
-            let body: @Sendable () -> Void
-            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-        }
-        var thread = pthread_t()
-        _ = pthread_create(
-            &thread, nil,
-            { argument in
-                Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
-                return nil
-            }, Unmanaged.passRetained(Box(body)).toOpaque())
-        pthread_detach(thread)
     }
 }

@@ -1,0 +1,165 @@
+/// A table of values by string key, ordered by last use, with a capacity and an idle timeout: the
+/// least recently used entry is evicted past the capacity, and entries idle for longer than the timeout
+/// are gone. A value type: wrap it in a lock to share it.
+///
+/// Entries live in a slot array linked in use order (most recent at the head), so lookups, touches,
+/// inserts and evictions are O(1) and expiry costs O(1) per expired entry.
+public struct LRUTable<Value> {
+    fileprivate struct Slot {
+        var key: String
+        var value: Value?
+        var lastUse: UInt64
+        var newer: Int = -1
+        var older: Int = -1
+    }
+
+    private var slots: [Slot] = []
+    private var freeSlots: [Int] = []
+    private var index: [String: Int] = [:]
+    private var newest = -1
+    private var oldest = -1
+
+    /// The most entries kept; inserting past it evicts the least recently used.
+    public let capacity: Int
+    /// How long (in the caller's time unit, e.g. nanoseconds) an entry may stay unused.
+    public let idleTimeout: UInt64
+
+    public init(capacity: Int, idleTimeout: UInt64) {
+        precondition(capacity > 0, "capacity must be positive")
+        self.capacity = capacity
+        self.idleTimeout = idleTimeout
+    }
+
+    public var count: Int { index.count }
+
+    /// What an insertion or an expiry sweep removed.
+    public struct Removed {
+        public var evicted: [Value] = []
+        public var expired: [Value] = []
+    }
+
+    /// The value for `key` if present and not idle past the timeout at `now`; marks it used.
+    ///
+    /// - Complexity: O(1).
+    public mutating func use(_ key: String, now: UInt64) -> Value? {
+        guard let slot = index[key] else { return nil }
+        if now &- slots[slot].lastUse > idleTimeout {
+            _ = remove(slot: slot)
+            return nil
+        }
+        slots[slot].lastUse = now
+        moveToNewest(slot)
+        return slots[slot].value
+    }
+
+    /// Replaces the value of an existing key (and marks it used); `false` when absent.
+    ///
+    /// - Complexity: O(1).
+    @discardableResult
+    public mutating func update(_ key: String, to value: Value, now: UInt64) -> Bool {
+        guard let slot = index[key] else { return false }
+        slots[slot].value = value
+        slots[slot].lastUse = now
+        moveToNewest(slot)
+        return true
+    }
+
+    /// Inserts a new entry as the most recently used; evicts the least recently used past the capacity.
+    ///
+    /// - Precondition: `key` is not in the table.
+    /// - Complexity: O(1) amortized.
+    public mutating func insert(_ key: String, _ value: Value, now: UInt64) -> Removed {
+        precondition(index[key] == nil, "key inserted twice")
+        var removed = sweep(now: now)
+        while index.count >= capacity, oldest >= 0 {
+            if let value = remove(slot: oldest) { removed.evicted.append(value) }
+        }
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = Slot(key: key, value: value, lastUse: now)
+        } else {
+            slot = slots.count
+            slots.append(Slot(key: key, value: value, lastUse: now))
+        }
+        index[key] = slot
+        link(slot)
+        return removed
+    }
+
+    /// Removes an entry; returns its value.
+    ///
+    /// - Complexity: O(1).
+    @discardableResult
+    public mutating func remove(_ key: String) -> Value? {
+        guard let slot = index[key] else { return nil }
+        return remove(slot: slot)
+    }
+
+    /// Removes every entry idle past the timeout at `now`.
+    ///
+    /// - Complexity: O(*e*) for *e* expired entries.
+    public mutating func sweep(now: UInt64) -> Removed {
+        var removed = Removed()
+        while oldest >= 0, now &- slots[oldest].lastUse > idleTimeout {
+            if let value = remove(slot: oldest) { removed.expired.append(value) }
+        }
+        return removed
+    }
+
+    /// Removes every entry for which `predicate` holds.
+    ///
+    /// - Complexity: O(*n*).
+    public mutating func removeAll(where predicate: (Value) -> Bool) -> [Value] {
+        let matching = index.values.filter { slots[$0].value.map(predicate) ?? false }
+        return matching.compactMap { remove(slot: $0) }
+    }
+
+    /// The keys from the most to the least recently used (for tests and diagnostics).
+    ///
+    /// - Complexity: O(*n*).
+    public var keysByRecency: [String] {
+        var keys: [String] = []
+        var slot = newest
+        while slot >= 0 {
+            keys.append(slots[slot].key)
+            slot = slots[slot].older
+        }
+        return keys
+    }
+
+    private mutating func remove(slot: Int) -> Value? {
+        unlink(slot)
+        index[slots[slot].key] = nil
+        let value = slots[slot].value
+        slots[slot].value = nil
+        slots[slot].key = ""
+        freeSlots.append(slot)
+        return value
+    }
+
+    private mutating func moveToNewest(_ slot: Int) {
+        guard newest != slot else { return }
+        unlink(slot)
+        link(slot)
+    }
+
+    private mutating func link(_ slot: Int) {
+        slots[slot].older = newest
+        slots[slot].newer = -1
+        if newest >= 0 { slots[newest].newer = slot }
+        newest = slot
+        if oldest < 0 { oldest = slot }
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let (newer, older) = (slots[slot].newer, slots[slot].older)
+        if newer >= 0 { slots[newer].older = older } else { newest = older }
+        if older >= 0 { slots[older].newer = newer } else { oldest = newer }
+        slots[slot].newer = -1
+        slots[slot].older = -1
+    }
+}
+
+extension LRUTable: Sendable where Value: Sendable {}
+extension LRUTable.Slot: Sendable where Value: Sendable {}

@@ -1,0 +1,76 @@
+import Testing
+
+@testable import QuireCore
+
+@Suite("LRU table and session ids")
+struct LRUTableTests {
+    @Test("the least recently used entry is evicted past the capacity")
+    func eviction() {
+        var table = LRUTable<Int>(capacity: 3, idleTimeout: 1000)
+        #expect(table.insert("a", 1, now: 0).evicted.isEmpty)
+        _ = table.insert("b", 2, now: 1)
+        _ = table.insert("c", 3, now: 2)
+        let used = table.use("a", now: 3)  // a is now the most recent
+        #expect(used == 1)
+        let removed = table.insert("d", 4, now: 4)
+        #expect(removed.evicted == [2])
+        #expect(table.keysByRecency == ["d", "a", "c"])
+        let evicted = table.use("b", now: 5)
+        #expect(evicted == nil)
+        #expect(table.count == 3)
+    }
+
+    @Test("entries idle past the timeout are gone, on use and on sweep")
+    func expiry() {
+        var table = LRUTable<String>(capacity: 10, idleTimeout: 100)
+        _ = table.insert("old", "o", now: 0)
+        _ = table.insert("fresh", "f", now: 50)
+        let old = table.use("old", now: 101)
+        let fresh = table.use("fresh", now: 140)
+        #expect(old == nil)
+        #expect(fresh == "f")
+        _ = table.insert("x", "x", now: 150)
+        let early = table.sweep(now: 235)
+        let late = table.sweep(now: 260)
+        #expect(early.expired.isEmpty)
+        #expect(late.expired == ["f", "x"])
+        #expect(table.count == 0)
+    }
+
+    @Test("update, remove and removeAll keep the order consistent")
+    func updates() {
+        var table = LRUTable<Int>(capacity: 100, idleTimeout: .max)
+        for index in 0..<50 { _ = table.insert("k\(index)", index, now: UInt64(index)) }
+        let updated = table.update("k0", to: 100, now: 60)
+        let updatedMissing = table.update("missing", to: 1, now: 60)
+        #expect(updated)
+        #expect(!updatedMissing)
+        let k1 = table.remove("k1")
+        #expect(k1 == 1)
+        let removed = table.removeAll(where: { value in value % 2 == 0 })
+        #expect(removed.count == 25)
+        #expect(table.count == 24)
+        #expect(table.keysByRecency.first == "k49")
+        #expect(Set(table.keysByRecency).count == 24)
+        for index in 0..<200 { _ = table.insert("n\(index)", index, now: 100 + UInt64(index)) }
+        #expect(table.count == 100)
+        #expect(table.keysByRecency.first == "n199")
+        #expect(table.keysByRecency.last == "n100")
+    }
+
+    @Test("session ids: 22 URL-safe characters, 128 random bits, no repeats")
+    func sessionIDs() {
+        var seen = Set<String>()
+        for _ in 0..<10_000 {
+            let id = SessionID.generate()
+            #expect(SessionID.isWellFormed(id))
+            seen.insert(id)
+        }
+        #expect(seen.count == 10_000)
+        // Every position but the last uses the whole alphabet over many draws (the bits are all random).
+        let positions = (0..<21).map { position in Set(seen.map { Array($0.utf8)[position] }).count }
+        #expect(positions.allSatisfy { $0 > 50 })
+        #expect(!SessionID.isWellFormed("short"))
+        #expect(!SessionID.isWellFormed(String(repeating: "*", count: 22)))
+    }
+}
