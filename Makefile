@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test check-dockerfile check-format format bench bench-http bench-core clean
+.PHONY: all deps deps-bench build build-release run test check-dockerfile check-format format openapi bench bench-http bench-core clean
 
 all: build
 
@@ -39,6 +39,10 @@ check-format:
 
 format:
 	$(SWIFT) format -i -r Sources Tests Package.swift
+
+## Re-embed openapi.yaml into the binary after editing it.
+openapi:
+	scripts/embed-openapi
 
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c, then the core's figures.
 bench: bench-http bench-core

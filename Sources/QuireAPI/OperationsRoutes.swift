@@ -1,13 +1,19 @@
 import QuireHTTP
 
-/// `GET /healthz` and `GET /readyz` (API.md §6).
+/// `GET /healthz`, `GET /readyz` and `GET /openapi.yaml` (API.md §6).
 enum OperationsRoutes {
     static let health = PreparedResponse(
         Response(status: 200, headers: JSONResponse.headers, body: Array(#"{"status":"ok"}"#.utf8)))
     static let ready = PreparedResponse(
         Response(status: 200, headers: JSONResponse.headers, body: Array(#"{"status":"ready"}"#.utf8)))
 
+    static let openAPI = PreparedResponse(
+        Response(
+            status: 200, headers: ["Content-Type": "application/yaml; charset=utf-8"],
+            body: Array(OpenAPIDocument.yaml.utf8)))
+
     static func add(to router: inout Router, readiness: Readiness) {
+        router.on("GET", "/openapi.yaml") { _, _ in .prepared(openAPI) }
         router.on("GET", "/healthz") { _, _ in
             .prepared(health)
         }
