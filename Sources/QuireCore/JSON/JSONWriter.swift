@@ -1,0 +1,109 @@
+/// Writes canonical compact JSON: no whitespace, object keys sorted by their UTF-8 bytes, strings escaped
+/// minimally (`"`, `\`, control characters; everything else as UTF-8), integers exact, doubles in their
+/// shortest round-trip form.
+public enum JSONWriter {
+    /// The canonical bytes of `value`.
+    ///
+    /// - Complexity: O(*n*) in the size of the value (plus sorting each object's keys).
+    public static func encode(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        write(value, into: &out)
+        return out
+    }
+
+    /// Appends the canonical bytes of `value` to `out`.
+    ///
+    /// - Complexity: O(*n*) in the size of the value (plus sorting each object's keys).
+    public static func write(_ value: JSONValue, into out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .int(let number): writeInteger(number, into: &out)
+        case .double(let number): writeDouble(number, into: &out)
+        case .string(let string): writeString(string, into: &out)
+        case .array(let elements):
+            out.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                write(element, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for (index, key) in keys.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(members[key]!, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends `string` as a quoted, escaped JSON string.
+    ///
+    /// - Complexity: O(*n*) in the UTF-8 length of `string`.
+    public static func writeString(_ string: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(0x5C); out.append(byte)
+            case UInt8(ascii: "\\"): out.append(0x5C); out.append(byte)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
+            case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends the decimal digits of `number`.
+    ///
+    /// - Complexity: O(1).
+    public static func writeInteger(_ number: some BinaryInteger, into out: inout [UInt8]) {
+        if number == 0 {
+            out.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = number.magnitude
+        if number < 0 { out.append(UInt8(ascii: "-")) }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { raw in
+            while magnitude > 0 {
+                raw[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(raw[index]) }
+        }
+    }
+
+    /// Appends `number` in its shortest round-trip form; non-finite numbers, which JSON cannot carry,
+    /// are written as `null`.
+    ///
+    /// - Complexity: O(1).
+    public static func writeDouble(_ number: Double, into out: inout [UInt8]) {
+        guard number.isFinite else {
+            out.append(contentsOf: "null".utf8)
+            return
+        }
+        if number == number.rounded(), abs(number) < 1e15 {
+            writeInteger(Int64(number), into: &out)
+            out.append(contentsOf: ".0".utf8)
+            return
+        }
+        out.append(contentsOf: number.description.utf8)
+    }
+}
