@@ -44,12 +44,17 @@ extension Window {
         var positions = KeyPositions(maximumKey: maximumKey, expectedCount: itemTotal)
         var oldTargets = [[Int64]](repeating: [], count: old.sections.count)
         for (oldIndex, section) in old.sections.enumerated() where oldToNew[oldIndex] >= 0 {
-            for (itemIndex, item) in section.items.enumerated() {
-                positions[item.key] = WindowChanges.pack(oldIndex, itemIndex)
+            section.items.withUnsafeBufferPointer { items in
+                for itemIndex in items.indices {
+                    positions[items[itemIndex].key] = WindowChanges.pack(oldIndex, itemIndex)
+                }
             }
             oldTargets[oldIndex] = [Int64](repeating: -1, count: section.items.count)
         }
 
+        let oldHashes = old.sections.map { section in
+            section.items.withUnsafeBufferPointer { items in items.map(\.hash) }
+        }
         var newSources = [[Int64]](repeating: [], count: new.sections.count)
         var itemStays = [[Bool]](repeating: [], count: new.sections.count)
         var itemUpdates = [[Bool]](repeating: [], count: new.sections.count)
@@ -66,26 +71,28 @@ extension Window {
             var updates = [Bool](repeating: false, count: section.items.count)
             sameSection.removeAll(keepingCapacity: true)
             sameSectionIndexes.removeAll(keepingCapacity: true)
-            for (itemIndex, item) in section.items.enumerated() {
-                let source = positions[item.key]
-                guard source >= 0 else {
-                    inserted += 1
-                    continue
-                }
-                matched += 1
-                sources[itemIndex] = source
-                let sourceSection = WindowChanges.section(source)
-                let sourceItem = WindowChanges.item(source)
-                oldTargets[sourceSection][sourceItem] = WindowChanges.pack(newIndex, itemIndex)
-                if old.sections[sourceSection].items[sourceItem].hash != item.hash {
-                    updates[itemIndex] = true
-                    updated += 1
-                }
-                if sourceSection == oldIndex {
-                    sameSection.append(sourceItem)
-                    sameSectionIndexes.append(itemIndex)
-                } else {
-                    moved += 1
+            section.items.withUnsafeBufferPointer { items in
+                for itemIndex in items.indices {
+                    let source = positions[items[itemIndex].key]
+                    guard source >= 0 else {
+                        inserted += 1
+                        continue
+                    }
+                    matched += 1
+                    sources[itemIndex] = source
+                    let sourceSection = WindowChanges.section(source)
+                    let sourceItem = WindowChanges.item(source)
+                    oldTargets[sourceSection][sourceItem] = WindowChanges.pack(newIndex, itemIndex)
+                    if oldHashes[sourceSection][sourceItem] != items[itemIndex].hash {
+                        updates[itemIndex] = true
+                        updated += 1
+                    }
+                    if sourceSection == oldIndex {
+                        sameSection.append(sourceItem)
+                        sameSectionIndexes.append(itemIndex)
+                    } else {
+                        moved += 1
+                    }
                 }
             }
             let mask = longestIncreasingSubsequenceMask(sameSection)

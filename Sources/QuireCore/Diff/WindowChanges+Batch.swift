@@ -4,94 +4,103 @@ extension WindowChanges {
     /// - Complexity: O(*k* + *b*) in the windows' size and the bytes of inserted and updated items.
     public func encodeBatch(into out: inout [UInt8]) {
         out.reserveCapacity(out.count + 64 + 24 * (deletedItemCount + movedItemCount))
-        out.append(contentsOf: "{\"deleteSections\":[".utf8)
+        out.appendLiteral("{\"deleteSections\":[")
         var first = true
         for (oldIndex, newIndex) in oldToNew.enumerated() where newIndex < 0 {
             separator(&first, &out)
             JSONWriter.writeInteger(oldIndex, into: &out)
         }
-        out.append(contentsOf: "],\"insertSections\":[".utf8)
+        out.appendLiteral("],\"insertSections\":[")
         first = true
         for (newIndex, oldIndex) in newToOld.enumerated() where oldIndex < 0 {
             separator(&first, &out)
-            out.append(contentsOf: "{\"index\":".utf8)
+            out.appendLiteral("{\"index\":")
             JSONWriter.writeInteger(newIndex, into: &out)
-            out.append(contentsOf: ",\"section\":".utf8)
+            out.appendLiteral(",\"section\":")
             new.sections[newIndex].write(into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: "],\"moveSections\":[".utf8)
+        out.appendLiteral("],\"moveSections\":[")
         first = true
         for (newIndex, oldIndex) in newToOld.enumerated() where oldIndex >= 0 && !sectionStays[newIndex] {
             separator(&first, &out)
-            out.append(contentsOf: "{\"from\":".utf8)
+            out.appendLiteral("{\"from\":")
             JSONWriter.writeInteger(oldIndex, into: &out)
-            out.append(contentsOf: ",\"to\":".utf8)
+            out.appendLiteral(",\"to\":")
             JSONWriter.writeInteger(newIndex, into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: "],\"deleteItems\":[".utf8)
+        out.appendLiteral("],\"deleteItems\":[")
         first = true
-        for (oldIndex, targets) in oldTargets.enumerated() {
-            for (itemIndex, target) in targets.enumerated() where target < 0 {
+        for oldIndex in oldTargets.indices {
+            let targets = oldTargets[oldIndex]
+            for itemIndex in targets.indices where targets[itemIndex] < 0 {
                 separator(&first, &out)
                 writePath(oldIndex, itemIndex, into: &out)
             }
         }
-        out.append(contentsOf: "],\"insertItems\":[".utf8)
+        out.appendLiteral("],\"insertItems\":[")
         first = true
-        forEachSurvivingItem { newIndex, itemIndex, source in
+        forEachSurvivingItem { newIndex, itemIndex, source, _, _ in
             guard source < 0 else { return }
             separator(&first, &out)
-            out.append(contentsOf: "{\"at\":".utf8)
+            out.appendLiteral("{\"at\":")
             writePath(newIndex, itemIndex, into: &out)
-            out.append(contentsOf: ",\"item\":".utf8)
-            new.sections[newIndex].items[itemIndex].write(into: &out)
+            out.appendLiteral(",\"item\":")
+            new.sections[newIndex].items.withUnsafeBufferPointer { $0[itemIndex].write(into: &out) }
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: "],\"moveItems\":[".utf8)
+        out.appendLiteral("],\"moveItems\":[")
         first = true
-        forEachSurvivingItem { newIndex, itemIndex, source in
-            guard source >= 0, !itemStays[newIndex][itemIndex] else { return }
+        forEachSurvivingItem { newIndex, itemIndex, source, stays, _ in
+            guard source >= 0, !stays else { return }
             separator(&first, &out)
-            out.append(contentsOf: "{\"from\":".utf8)
+            out.appendLiteral("{\"from\":")
             writePath(Self.section(source), Self.item(source), into: &out)
-            out.append(contentsOf: ",\"to\":".utf8)
+            out.appendLiteral(",\"to\":")
             writePath(newIndex, itemIndex, into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: "],\"counts\":[".utf8)
+        out.appendLiteral("],\"counts\":[")
         for (index, section) in new.sections.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             JSONWriter.writeInteger(section.items.count, into: &out)
         }
-        out.append(contentsOf: "],\"updateItems\":[".utf8)
+        out.appendLiteral("],\"updateItems\":[")
         first = true
-        forEachSurvivingItem { newIndex, itemIndex, source in
-            guard source >= 0, itemUpdates[newIndex][itemIndex] else { return }
+        forEachSurvivingItem { newIndex, itemIndex, source, _, updated in
+            guard source >= 0, updated else { return }
             separator(&first, &out)
-            out.append(contentsOf: "{\"at\":".utf8)
+            out.appendLiteral("{\"at\":")
             writePath(newIndex, itemIndex, into: &out)
-            out.append(contentsOf: ",\"item\":".utf8)
-            new.sections[newIndex].items[itemIndex].write(into: &out)
+            out.appendLiteral(",\"item\":")
+            new.sections[newIndex].items.withUnsafeBufferPointer { $0[itemIndex].write(into: &out) }
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: "],\"updateSections\":[".utf8)
+        out.appendLiteral("],\"updateSections\":[")
         first = true
         forEachUpdatedSection { newIndex in
             separator(&first, &out)
-            out.append(contentsOf: "{\"index\":".utf8)
+            out.appendLiteral("{\"index\":")
             JSONWriter.writeInteger(newIndex, into: &out)
             new.sections[newIndex].writeSupplementaries(into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: "]}".utf8)
+        out.appendLiteral("]}")
     }
 
-    /// Calls `body` with every item of every surviving new section and where it comes from (-1: inserted).
-    func forEachSurvivingItem(_ body: (_ section: Int, _ item: Int, _ source: Int64) -> Void) {
-        for (newIndex, sources) in newSources.enumerated() where newToOld[newIndex] >= 0 {
-            for (itemIndex, source) in sources.enumerated() { body(newIndex, itemIndex, source) }
+    /// Calls `body` with every item of every surviving new section: where it comes from (-1: inserted),
+    /// whether it stays in place and whether its content changed.
+    func forEachSurvivingItem(
+        _ body: (_ section: Int, _ item: Int, _ source: Int64, _ stays: Bool, _ updated: Bool) -> Void
+    ) {
+        for newIndex in newSources.indices where newToOld[newIndex] >= 0 {
+            let sources = newSources[newIndex]
+            let stays = itemStays[newIndex]
+            let updates = itemUpdates[newIndex]
+            for itemIndex in sources.indices {
+                body(newIndex, itemIndex, sources[itemIndex], stays[itemIndex], updates[itemIndex])
+            }
         }
     }
 

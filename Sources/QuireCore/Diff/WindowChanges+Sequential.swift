@@ -2,6 +2,7 @@ extension WindowChanges {
     /// Where the items of one surviving section sit while the sequential ops are written: a slot per old
     /// item kept and per item arriving, in the order the section goes through.
     private struct SectionSlots {
+        /// Which slots hold an item now.
         var active: FenwickTree
         /// Per old item: its slot, or -1 when deleted.
         let oldSlots: [Int]
@@ -20,22 +21,25 @@ extension WindowChanges {
         // 1. Section deletes, last first.
         for oldIndex in oldToNew.indices.reversed() where oldToNew[oldIndex] < 0 {
             separator(&first, &out)
-            out.append(contentsOf: "{\"op\":\"deleteSection\",\"index\":".utf8)
+            out.appendLiteral("{\"op\":\"deleteSection\",\"index\":")
             JSONWriter.writeInteger(oldIndex, into: &out)
-            out.append(contentsOf: ",\"id\":".utf8)
+            out.appendLiteral(",\"id\":")
             out.append(contentsOf: old.sections[oldIndex].node.quotedID)
             out.append(UInt8(ascii: "}"))
         }
         // 2. Item deletes in surviving sections, last first.
         var survivorIndex = 0
-        for (oldIndex, targets) in oldTargets.enumerated() where oldToNew[oldIndex] >= 0 {
-            for itemIndex in targets.indices.reversed() where targets[itemIndex] < 0 {
-                separator(&first, &out)
-                out.append(contentsOf: "{\"op\":\"deleteItem\",\"at\":".utf8)
-                writePath(survivorIndex, itemIndex, into: &out)
-                out.append(contentsOf: ",\"id\":".utf8)
-                out.append(contentsOf: old.sections[oldIndex].items[itemIndex].node.quotedID)
-                out.append(UInt8(ascii: "}"))
+        for oldIndex in oldTargets.indices where oldToNew[oldIndex] >= 0 {
+            let targets = oldTargets[oldIndex]
+            old.sections[oldIndex].items.withUnsafeBufferPointer { items in
+                for itemIndex in targets.indices.reversed() where targets[itemIndex] < 0 {
+                    separator(&first, &out)
+                    out.appendLiteral("{\"op\":\"deleteItem\",\"at\":")
+                    writePath(survivorIndex, itemIndex, into: &out)
+                    out.appendLiteral(",\"id\":")
+                    items[itemIndex].writeQuotedID(into: &out)
+                    out.append(UInt8(ascii: "}"))
+                }
             }
             survivorIndex += 1
         }
@@ -53,69 +57,79 @@ extension WindowChanges {
             current.insert(target, at: to)
             separator(&first, &out)
             if isInserted {
-                out.append(contentsOf: "{\"op\":\"insertSection\",\"index\":".utf8)
+                out.appendLiteral("{\"op\":\"insertSection\",\"index\":")
                 JSONWriter.writeInteger(to, into: &out)
-                out.append(contentsOf: ",\"section\":".utf8)
+                out.appendLiteral(",\"section\":")
                 new.sections[target].write(into: &out)
             } else {
-                out.append(contentsOf: "{\"op\":\"moveSection\",\"from\":".utf8)
+                out.appendLiteral("{\"op\":\"moveSection\",\"from\":")
                 JSONWriter.writeInteger(from, into: &out)
-                out.append(contentsOf: ",\"to\":".utf8)
+                out.appendLiteral(",\"to\":")
                 JSONWriter.writeInteger(to, into: &out)
-                out.append(contentsOf: ",\"id\":".utf8)
+                out.appendLiteral(",\"id\":")
                 out.append(contentsOf: new.sections[target].node.quotedID)
             }
             out.append(UInt8(ascii: "}"))
         }
         // 4. Item inserts and moves, in the new order.
-        var slots = [SectionSlots?](repeating: nil, count: new.sections.count)
+        var active = [FenwickTree](repeating: FenwickTree(active: []), count: new.sections.count)
+        var oldSlots = [[Int]](repeating: [], count: new.sections.count)
+        var newSlots = [[Int]](repeating: [], count: new.sections.count)
         for newIndex in new.sections.indices where newToOld[newIndex] >= 0 {
-            slots[newIndex] = makeSlots(newIndex)
+            let slots = makeSlots(newIndex)
+            active[newIndex] = slots.active
+            oldSlots[newIndex] = slots.oldSlots
+            newSlots[newIndex] = slots.newSlots
         }
-        for (newIndex, sources) in newSources.enumerated() where newToOld[newIndex] >= 0 {
-            for (itemIndex, source) in sources.enumerated() where !itemStays[newIndex][itemIndex] {
-                separator(&first, &out)
-                let item = new.sections[newIndex].items[itemIndex]
-                let newSlot = slots[newIndex]!.newSlots[itemIndex]
-                if source < 0 {
-                    let to = slots[newIndex]!.active.prefix(newSlot)
-                    slots[newIndex]!.active.add(1, at: newSlot)
-                    out.append(contentsOf: "{\"op\":\"insertItem\",\"at\":".utf8)
-                    writePath(newIndex, to, into: &out)
-                    out.append(contentsOf: ",\"item\":".utf8)
-                    item.write(into: &out)
-                } else {
-                    let sourceSection = oldToNew[Self.section(source)]
-                    let oldSlot = slots[sourceSection]!.oldSlots[Self.item(source)]
-                    let from = slots[sourceSection]!.active.prefix(oldSlot)
-                    slots[sourceSection]!.active.add(-1, at: oldSlot)
-                    let to = slots[newIndex]!.active.prefix(newSlot)
-                    slots[newIndex]!.active.add(1, at: newSlot)
-                    out.append(contentsOf: "{\"op\":\"moveItem\",\"from\":".utf8)
-                    writePath(sourceSection, from, into: &out)
-                    out.append(contentsOf: ",\"to\":".utf8)
-                    writePath(newIndex, to, into: &out)
-                    out.append(contentsOf: ",\"id\":".utf8)
-                    out.append(contentsOf: item.node.quotedID)
+        for newIndex in newSources.indices where newToOld[newIndex] >= 0 {
+            let sources = newSources[newIndex]
+            let stays = itemStays[newIndex]
+            let sectionNewSlots = newSlots[newIndex]
+            new.sections[newIndex].items.withUnsafeBufferPointer { items in
+                for itemIndex in sources.indices where !stays[itemIndex] {
+                    separator(&first, &out)
+                    let source = sources[itemIndex]
+                    let newSlot = sectionNewSlots[itemIndex]
+                    if source < 0 {
+                        let to = active[newIndex].prefix(newSlot)
+                        active[newIndex].add(1, at: newSlot)
+                        out.appendLiteral("{\"op\":\"insertItem\",\"at\":")
+                        writePath(newIndex, to, into: &out)
+                        out.appendLiteral(",\"item\":")
+                        items[itemIndex].write(into: &out)
+                    } else {
+                        let sourceSection = oldToNew[Self.section(source)]
+                        let oldSlot = oldSlots[sourceSection][Self.item(source)]
+                        let from = active[sourceSection].prefix(oldSlot)
+                        active[sourceSection].add(-1, at: oldSlot)
+                        let to = active[newIndex].prefix(newSlot)
+                        active[newIndex].add(1, at: newSlot)
+                        out.appendLiteral("{\"op\":\"moveItem\",\"from\":")
+                        writePath(sourceSection, from, into: &out)
+                        out.appendLiteral(",\"to\":")
+                        writePath(newIndex, to, into: &out)
+                        out.appendLiteral(",\"id\":")
+                        items[itemIndex].writeQuotedID(into: &out)
+                    }
+                    out.append(UInt8(ascii: "}"))
                 }
-                out.append(UInt8(ascii: "}"))
             }
         }
         // 5. Updates, at final indexes.
-        forEachSurvivingItem { newIndex, itemIndex, source in
-            guard source >= 0, itemUpdates[newIndex][itemIndex] else { return }
+        forEachSurvivingItem { newIndex, itemIndex, source, _, updated in
+            guard source >= 0, updated else { return }
             separator(&first, &out)
-            out.append(contentsOf: "{\"op\":\"updateItem\",\"at\":".utf8)
+            out.appendLiteral("{\"op\":\"updateItem\",\"at\":")
             writePath(newIndex, itemIndex, into: &out)
-            out.append(contentsOf: ",\"item\":".utf8)
-            new.sections[newIndex].items[itemIndex].write(into: &out)
+            out.appendLiteral(",\"item\":")
+            new.sections[newIndex].items.withUnsafeBufferPointer { $0[itemIndex].write(into: &out) }
             out.append(UInt8(ascii: "}"))
         }
         forEachUpdatedSection { newIndex in
             separator(&first, &out)
-            out.append(contentsOf: "{\"op\":\"updateSection\",\"index\":".utf8)
+            out.appendLiteral("{\"op\":\"updateSection\",\"index\":")
             JSONWriter.writeInteger(newIndex, into: &out)
-            out.append(contentsOf: ",\"id\":".utf8)
+            out.appendLiteral(",\"id\":")
             out.append(contentsOf: new.sections[newIndex].node.quotedID)
             new.sections[newIndex].writeSupplementaries(into: &out)
             out.append(UInt8(ascii: "}"))

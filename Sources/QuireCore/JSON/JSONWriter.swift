@@ -17,7 +17,7 @@ public enum JSONWriter {
     /// - Complexity: O(*n*) in the size of the value (plus sorting each object's keys).
     public static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
-        case .null: out.append(contentsOf: "null".utf8)
+        case .null: out.appendLiteral("null")
         case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
         case .int(let number): writeInteger(number, into: &out)
         case .double(let number): writeDouble(number, into: &out)
@@ -59,7 +59,7 @@ public enum JSONWriter {
             case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
             case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
             case 0..<0x20:
-                out.append(contentsOf: "\\u00".utf8)
+                out.appendLiteral("\\u00")
                 out.append(hexDigits[Int(byte >> 4)])
                 out.append(hexDigits[Int(byte & 0xF)])
             default: out.append(byte)
@@ -72,21 +72,24 @@ public enum JSONWriter {
     ///
     /// - Complexity: O(1).
     public static func writeInteger(_ number: some BinaryInteger, into out: inout [UInt8]) {
-        if number == 0 {
-            out.append(UInt8(ascii: "0"))
+        if number >= 0, number < 10 {
+            out.append(UInt8(ascii: "0") + UInt8(number))
             return
         }
-        var magnitude = number.magnitude
-        if number < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = UInt64(number.magnitude)
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var count = 0
         withUnsafeMutableBytes(of: &digits) { raw in
-            while magnitude > 0 {
-                raw[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            var start = raw.count
+            repeat {
+                start -= 1
+                raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
                 magnitude /= 10
-                count += 1
+            } while magnitude > 0
+            if number < 0 {
+                start -= 1
+                raw[start] = UInt8(ascii: "-")
             }
-            for index in stride(from: count - 1, through: 0, by: -1) { out.append(raw[index]) }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[start...]))
         }
     }
 
@@ -96,12 +99,12 @@ public enum JSONWriter {
     /// - Complexity: O(1).
     public static func writeDouble(_ number: Double, into out: inout [UInt8]) {
         guard number.isFinite else {
-            out.append(contentsOf: "null".utf8)
+            out.appendLiteral("null")
             return
         }
         if number == number.rounded(), abs(number) < 1e15 {
             writeInteger(Int64(number), into: &out)
-            out.append(contentsOf: ".0".utf8)
+            out.appendLiteral(".0")
             return
         }
         out.append(contentsOf: number.description.utf8)

@@ -57,6 +57,14 @@ public struct WindowItem: Sendable {
     public let depth: Int
     /// Hash of everything the client renders: the item's bytes, parent, depth and child count.
     let hash: UInt64
+    /// The interned id (stored, so the diff reads it without touching the node).
+    let key: Int32
+    /// End of the quoted id in `encoded`.
+    let idEnd: Int32
+    /// The node's encoded bytes (the same buffer, held here so writing skips a pointer chase).
+    let encoded: [UInt8]
+    /// Number of direct children (0 without).
+    public let childCount: Int
 
     init(node: ItemNode, parent: ItemNode?, depth: Int) {
         self.node = node
@@ -65,13 +73,22 @@ public struct WindowItem: Sendable {
         var hash = ContentHash.combine(node.hash, UInt64(bitPattern: Int64(parent?.key ?? -1)))
         hash = ContentHash.combine(hash, UInt64(depth) << 32 | UInt64(node.children.count))
         self.hash = hash
+        self.key = node.key
+        self.idEnd = Int32(node.idEnd)
+        self.encoded = node.encoded
+        self.childCount = node.children.count
+    }
+
+    /// Appends the id as a JSON string, with its quotes.
+    @inline(__always)
+    func writeQuotedID(into out: inout [UInt8]) {
+        encoded.withUnsafeBufferPointer { bytes in
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[6..<Int(idEnd)]))
+        }
     }
 
     /// The item's id.
     public var id: String { node.id }
     /// The parent's id for a child item.
     public var parentID: String? { parent?.id }
-    /// Number of direct children (0 without).
-    public var childCount: Int { node.children.count }
-    var key: Int32 { node.key }
 }

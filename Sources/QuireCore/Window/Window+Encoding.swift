@@ -4,20 +4,19 @@ extension WindowItem {
     ///
     /// - Complexity: O(*b*) in the item's encoded size (a copy; nothing is re-encoded).
     public func write(into out: inout [UInt8]) {
-        let encoded = node.encoded
-        guard !node.children.isEmpty || parent != nil else {
-            out.append(contentsOf: encoded)
-            return
+        let hasChildren = childCount > 0
+        encoded.withUnsafeBufferPointer { bytes in
+            out.append(contentsOf: hasChildren || parent != nil ? UnsafeBufferPointer(rebasing: bytes.dropLast()) : bytes)
         }
-        out.append(contentsOf: encoded[..<(encoded.count - 1)])
-        if !node.children.isEmpty {
-            out.append(contentsOf: ",\"childCount\":".utf8)
-            JSONWriter.writeInteger(node.children.count, into: &out)
+        guard hasChildren || parent != nil else { return }
+        if hasChildren {
+            out.appendLiteral(",\"childCount\":")
+            JSONWriter.writeInteger(childCount, into: &out)
         }
         if let parent {
-            out.append(contentsOf: ",\"parent\":".utf8)
+            out.appendLiteral(",\"parent\":")
             out.append(contentsOf: parent.quotedID)
-            out.append(contentsOf: ",\"depth\":".utf8)
+            out.appendLiteral(",\"depth\":")
             JSONWriter.writeInteger(depth, into: &out)
         }
         out.append(UInt8(ascii: "}"))
@@ -29,26 +28,26 @@ extension WindowSection {
     ///
     /// - Complexity: O(*b*) in the bytes of its items.
     public func write(into out: inout [UInt8]) {
-        out.append(contentsOf: "{\"id\":".utf8)
+        out.appendLiteral("{\"id\":")
         out.append(contentsOf: node.quotedID)
         writeSupplementaries(into: &out)
-        out.append(contentsOf: ",\"offset\":".utf8)
+        out.appendLiteral(",\"offset\":")
         JSONWriter.writeInteger(offset, into: &out)
-        out.append(contentsOf: ",\"count\":".utf8)
+        out.appendLiteral(",\"count\":")
         JSONWriter.writeInteger(count, into: &out)
-        out.append(contentsOf: ",\"items\":[".utf8)
+        out.appendLiteral(",\"items\":[")
         for (index, item) in items.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             item.write(into: &out)
         }
-        out.append(contentsOf: "]}".utf8)
+        out.appendLiteral("]}")
     }
 
     /// Appends `,"header":…,"footer":…`.
     func writeSupplementaries(into out: inout [UInt8]) {
-        out.append(contentsOf: ",\"header\":".utf8)
+        out.appendLiteral(",\"header\":")
         out.append(contentsOf: node.header ?? Array("null".utf8))
-        out.append(contentsOf: ",\"footer\":".utf8)
+        out.appendLiteral(",\"footer\":")
         out.append(contentsOf: node.footer ?? Array("null".utf8))
     }
 }
@@ -70,11 +69,11 @@ extension Window {
     ///
     /// - Complexity: O(1).
     public func encodePageInfo(into out: inout [UInt8]) {
-        out.append(contentsOf: "{\"hasPrev\":".utf8)
+        out.appendLiteral("{\"hasPrev\":")
         out.append(contentsOf: (hasPrev ? "true" : "false").utf8)
-        out.append(contentsOf: ",\"hasNext\":".utf8)
+        out.appendLiteral(",\"hasNext\":")
         out.append(contentsOf: (hasNext ? "true" : "false").utf8)
-        out.append(contentsOf: ",\"total\":".utf8)
+        out.appendLiteral(",\"total\":")
         JSONWriter.writeInteger(total, into: &out)
         out.append(UInt8(ascii: "}"))
     }
