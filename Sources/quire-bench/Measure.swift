@@ -30,35 +30,6 @@ func milliseconds(_ body: () -> Void) -> Double {
     return Double(seconds) * 1000 + Double(attoseconds) / 1e15
 }
 
-/// Resident memory of the process in bytes (`/proc/self/statm`), 0 where unavailable.
-func residentBytes() -> Int {
-    #if canImport(Glibc)
-    guard let file = fopen("/proc/self/statm", "r") else { return 0 }
-    defer { fclose(file) }
-    var size = 0
-    var resident = 0
-    guard withUnsafeMutablePointer(to: &size, { sizePointer in
-        withUnsafeMutablePointer(to: &resident) { fscanf_pair(file, sizePointer, $0) }
-    }) else { return 0 }
-    return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
-    #else
-    return 0
-    #endif
-}
-
-#if canImport(Glibc)
-/// Reads two integers from the start of `file`.
-private func fscanf_pair(_ file: UnsafeMutablePointer<FILE>, _ first: UnsafeMutablePointer<Int>, _ second: UnsafeMutablePointer<Int>) -> Bool {
-    var buffer = [UInt8](repeating: 0, count: 128)
-    let count = fread(&buffer, 1, buffer.count - 1, file)
-    let fields = String(decoding: buffer[..<count], as: UTF8.self).split(separator: " ")
-    guard fields.count >= 2, let a = Int(fields[0]), let b = Int(fields[1]) else { return false }
-    first.pointee = a
-    second.pointee = b
-    return true
-}
-#endif
-
 /// Terminates the process with `code`.
 func exit(_ code: Int32) -> Never {
     #if canImport(Glibc)

@@ -105,3 +105,42 @@ func naiveLongestIncreasingLength(_ values: [Int]) -> Int {
     }
     return lengths.max()!
 }
+
+/// A short picture of a version: `s1[a b(c d)] s2[]`, children in parentheses.
+func outline(_ version: ListVersion) throws -> String {
+    let document = try JSONParser().parse(version.documentBytes)
+    func items(_ json: JSONValue?) -> String {
+        (json?.arrayValue ?? []).map { item in
+            let id = item["id"]!.stringValue!
+            guard let children = item["children"], !(children.arrayValue ?? []).isEmpty else { return id }
+            return "\(id)(\(items(children)))"
+        }.joined(separator: " ")
+    }
+    return (document["sections"]?.arrayValue ?? []).map { section in
+        "\(section["id"]!.stringValue!)[\(items(section["items"]))]"
+    }.joined(separator: " ")
+}
+
+/// A version from a compact spec: sections with item ids; `"p>c1,c2"` makes `p` with children `c1`, `c2`.
+func makeVersion(_ spec: [(String, [String])], limits: ListLimits = ListLimits()) throws -> ListVersion {
+    var list = TestList()
+    for (id, items) in spec {
+        list.sections.append(
+            TestSection(
+                id: id,
+                items: items.map { entry in
+                    let parts = entry.split(separator: ">")
+                    var item = TestItem(id: String(parts[0]))
+                    if parts.count > 1 {
+                        item.children = parts[1].split(separator: ",").map { TestItem(id: String($0)) }
+                    }
+                    return item
+                }))
+    }
+    return try list.version(limits: limits)
+}
+
+/// Applies ops written as JSON text.
+func applying(_ version: ListVersion, _ opsJSON: String) throws -> ListVersion {
+    try version.applying(opsDocument: JSONParser().parse("{\"ops\":[\(opsJSON)]}"))
+}

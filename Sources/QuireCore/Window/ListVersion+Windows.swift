@@ -16,9 +16,9 @@ extension ListVersion {
 
     /// The window holding visible positions `range` (clamped to the list).
     ///
-    /// Sections the run touches are included with their slice; empty sections inside the run are included
-    /// with no items, and so are those before the first item when the run starts the list, and those after
-    /// the last when it ends it.
+    /// Sections the run touches are included with their slice. An empty section belongs to the run that
+    /// starts at or before its place and ends after it (or ends the list): every empty section appears in
+    /// exactly one of a sequence of consecutive pages.
     ///
     /// - Complexity: O(*s* + *k* + *e*·*d* log *n*) for a window of *k* items.
     public func window(range: Range<Int>, expanded: Set<String> = []) -> Window {
@@ -78,7 +78,8 @@ extension ListVersion {
         var high = layout.sections.count
         while low < high {
             let middle = (low + high) / 2
-            if layout.sections[middle].start + layout.sections[middle].count <= start && start > 0 {
+            let section = layout.sections[middle]
+            if section.count > 0 ? section.start + section.count <= start : section.start < start {
                 low = middle + 1
             } else {
                 high = middle
@@ -90,7 +91,7 @@ extension ListVersion {
             index += 1
             if section.start > end || (section.start == end && end < layout.total) { break }
             if section.count == 0 {
-                if (start < section.start || start == 0) && (section.start < end || end == layout.total) {
+                if start <= section.start && (section.start < end || end == layout.total) {
                     result.append(WindowSection(node: section.node, offset: 0, count: 0, items: []))
                 }
                 continue
