@@ -4,11 +4,15 @@ import Glibc
 /// The four figures of the core: diff and encode on a flat and a sectioned list, one write, and the
 /// memory of many versions kept alive.
 struct DiffBenchmarks {
-    func run() {
-        print(flat().line)
-        print(sectioned().line)
-        print(versionAfterOneOp().line)
-        print(versionsMemory().line)
+    /// Prints every figure, or only those named in `only`.
+    func run(only: Set<String>) {
+        let figures: [(String, () -> Figure)] = [
+            ("flat-100k", flat), ("sectioned-100x1000", sectioned), ("version-after-1-op", versionAfterOneOp),
+            ("versions-1000-memory", versionsMemory),
+        ]
+        for (name, figure) in figures where only.isEmpty || only.contains(name) {
+            print(figure().line)
+        }
     }
 
     /// A document of `sections` sections of `items` items each, ids `s<k>` and `i<k>`.

@@ -4,8 +4,7 @@ import QuireCore
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.first == "diff" else {
-    print("usage: quire-bench diff")
+    print("usage: quire-bench diff [FIGURE...]")
     exit(arguments.isEmpty ? 0 : 64)
 }
-let benchmarks = DiffBenchmarks()
-benchmarks.run()
+DiffBenchmarks().run(only: Set(arguments.dropFirst()))

@@ -3,14 +3,16 @@
 struct FenwickTree {
     private var tree: [Int32]
 
-    /// A tree over `flags.count` slots, the `true` ones active.
+    /// A tree over `counts.count` slots (each 0 or 1).
     ///
     /// - Complexity: O(*n*).
-    init(active flags: [Bool]) {
-        tree = flags.map { $0 ? 1 : 0 }
-        for index in tree.indices {
-            let parent = index | (index + 1)
-            if parent < tree.count { tree[parent] += tree[index] }
+    init(counts: [Int32]) {
+        tree = counts
+        tree.withUnsafeMutableBufferPointer { tree in
+            for index in tree.indices {
+                let parent = index | (index + 1)
+                if parent < tree.count { tree[parent] += tree[index] }
+            }
         }
     }
 

@@ -8,7 +8,101 @@ extension Window {
     /// - Complexity: O(*k* log *k*) in the windows' size *k* (the subsequences), linear otherwise.
     public func changes(to new: Window) -> WindowChanges {
         let old = self
-        // Sections matched by key.
+        let (oldToNew, newToOld, sectionStays) = Self.matchSections(old, new)
+        let oldBase = Self.bases(of: old)
+        let newBase = Self.bases(of: new)
+        let oldCount = oldBase[oldBase.count - 1]
+        let newCount = newBase[newBase.count - 1]
+
+        // Old items of surviving sections by key, and their hashes.
+        var maximumKey: Int32 = 0
+        for section in old.sections { for item in section.items { maximumKey = max(maximumKey, item.key) } }
+        for section in new.sections { for item in section.items { maximumKey = max(maximumKey, item.key) } }
+        var positions = KeyPositions(maximumKey: maximumKey, expectedCount: oldCount + newCount)
+        var oldTargets = [Int32](repeating: -2, count: oldCount)
+        var oldHashes = [UInt64](repeating: 0, count: oldCount)
+        var listedOld = 0
+        for (oldIndex, section) in old.sections.enumerated() where oldToNew[oldIndex] >= 0 {
+            let base = oldBase[oldIndex]
+            listedOld += section.items.count
+            section.items.withUnsafeBufferPointer { items in
+                for index in items.indices {
+                    positions[items[index].key] = Int32(base + index)
+                    oldTargets[base + index] = -1
+                    oldHashes[base + index] = items[index].hash
+                }
+            }
+        }
+
+        // New items of surviving sections: where from, moved or not, changed or not.
+        var newSources = [Int32](repeating: -2, count: newCount)
+        var newFlags = [UInt8](repeating: 0, count: newCount)
+        var inserted = 0
+        var moved = 0
+        var updated = 0
+        var matched = 0
+        var sameSection: [Int] = []
+        var sameSectionIndexes: [Int] = []
+        for (newIndex, section) in new.sections.enumerated() where newToOld[newIndex] >= 0 {
+            let oldIndex = newToOld[newIndex]
+            let base = newBase[newIndex]
+            let oldStart = oldBase[oldIndex]
+            let oldEnd = oldBase[oldIndex + 1]
+            sameSection.removeAll(keepingCapacity: true)
+            sameSectionIndexes.removeAll(keepingCapacity: true)
+            section.items.withUnsafeBufferPointer { items in
+                for index in items.indices {
+                    let flat = base + index
+                    let source = positions[items[index].key]
+                    newSources[flat] = source
+                    guard source >= 0 else {
+                        inserted += 1
+                        continue
+                    }
+                    matched += 1
+                    let sourceFlat = Int(source)
+                    oldTargets[sourceFlat] = Int32(flat)
+                    if oldHashes[sourceFlat] != items[index].hash {
+                        newFlags[flat] = WindowChanges.updated
+                        updated += 1
+                    }
+                    if sourceFlat >= oldStart && sourceFlat < oldEnd {
+                        sameSection.append(sourceFlat)
+                        sameSectionIndexes.append(flat)
+                    } else {
+                        moved += 1
+                    }
+                }
+            }
+            let mask = longestIncreasingSubsequenceMask(sameSection)
+            for (position, flat) in sameSectionIndexes.enumerated() {
+                if mask[position] { newFlags[flat] |= WindowChanges.stays } else { moved += 1 }
+            }
+        }
+        var surviving = 0
+        var updatedSections = 0
+        var movedSections = 0
+        for (newIndex, oldIndex) in newToOld.enumerated() where oldIndex >= 0 {
+            surviving += 1
+            if !sectionStays[newIndex] { movedSections += 1 }
+            if old.sections[oldIndex].node.supplementaryHash != new.sections[newIndex].node.supplementaryHash {
+                updatedSections += 1
+            }
+        }
+        let changes = WindowChanges(
+            old: old, new: new, oldToNew: oldToNew, newToOld: newToOld, sectionStays: sectionStays, oldBase: oldBase,
+            newBase: newBase, oldTargets: oldTargets, newSources: newSources, newFlags: newFlags,
+            deletedSectionCount: old.sections.count - surviving, insertedSectionCount: new.sections.count - surviving,
+            movedSectionCount: movedSections, updatedSectionCount: updatedSections,
+            deletedItemCount: listedOld - matched, insertedItemCount: inserted, movedItemCount: moved,
+            updatedItemCount: updated)
+        changes.checkBatchRules()
+        return changes
+    }
+
+    /// Sections matched by key: old → new and new → old indexes (-1 when not surviving), and which new
+    /// sections keep their place. A section that moves and whose items change does not survive.
+    private static func matchSections(_ old: Window, _ new: Window) -> ([Int], [Int], [Bool]) {
         var oldSectionIndex: [Int32: Int] = [:]
         for (index, section) in old.sections.enumerated() { oldSectionIndex[section.key] = index }
         var newToOld = [Int](repeating: -1, count: new.sections.count)
@@ -23,107 +117,26 @@ extension Window {
         var sectionStays = [Bool](repeating: false, count: new.sections.count)
         for (position, index) in common.enumerated() {
             sectionStays[index] = stayMask[position]
-            // A section that moves and whose items change goes as delete + insert.
-            if !stayMask[position], !Self.sameItems(old.sections[newToOld[index]], new.sections[index]) {
+            if !stayMask[position], !sameItems(old.sections[newToOld[index]], new.sections[index]) {
                 newToOld[index] = -1
             }
         }
         var oldToNew = [Int](repeating: -1, count: old.sections.count)
         for (index, oldIndex) in newToOld.enumerated() where oldIndex >= 0 { oldToNew[oldIndex] = index }
+        return (oldToNew, newToOld, sectionStays)
+    }
 
-        // Item positions in surviving old sections.
-        var maximumKey: Int32 = 0
-        var itemTotal = 0
-        for section in old.sections {
-            for item in section.items { maximumKey = max(maximumKey, item.key) }
-            itemTotal += section.items.count
+    /// Flat index of each section's first item, then the total.
+    private static func bases(of window: Window) -> [Int] {
+        var bases: [Int] = []
+        bases.reserveCapacity(window.sections.count + 1)
+        var total = 0
+        for section in window.sections {
+            bases.append(total)
+            total += section.items.count
         }
-        for section in new.sections {
-            for item in section.items { maximumKey = max(maximumKey, item.key) }
-        }
-        var positions = KeyPositions(maximumKey: maximumKey, expectedCount: itemTotal)
-        var oldTargets = [[Int64]](repeating: [], count: old.sections.count)
-        for (oldIndex, section) in old.sections.enumerated() where oldToNew[oldIndex] >= 0 {
-            section.items.withUnsafeBufferPointer { items in
-                for itemIndex in items.indices {
-                    positions[items[itemIndex].key] = WindowChanges.pack(oldIndex, itemIndex)
-                }
-            }
-            oldTargets[oldIndex] = [Int64](repeating: -1, count: section.items.count)
-        }
-
-        let oldHashes = old.sections.map { section in
-            section.items.withUnsafeBufferPointer { items in items.map(\.hash) }
-        }
-        var newSources = [[Int64]](repeating: [], count: new.sections.count)
-        var itemStays = [[Bool]](repeating: [], count: new.sections.count)
-        var itemUpdates = [[Bool]](repeating: [], count: new.sections.count)
-        var inserted = 0
-        var moved = 0
-        var updated = 0
-        var matched = 0
-        var sameSection: [Int] = []
-        var sameSectionIndexes: [Int] = []
-        for (newIndex, section) in new.sections.enumerated() where newToOld[newIndex] >= 0 {
-            let oldIndex = newToOld[newIndex]
-            var sources = [Int64](repeating: -1, count: section.items.count)
-            var stays = [Bool](repeating: false, count: section.items.count)
-            var updates = [Bool](repeating: false, count: section.items.count)
-            sameSection.removeAll(keepingCapacity: true)
-            sameSectionIndexes.removeAll(keepingCapacity: true)
-            section.items.withUnsafeBufferPointer { items in
-                for itemIndex in items.indices {
-                    let source = positions[items[itemIndex].key]
-                    guard source >= 0 else {
-                        inserted += 1
-                        continue
-                    }
-                    matched += 1
-                    sources[itemIndex] = source
-                    let sourceSection = WindowChanges.section(source)
-                    let sourceItem = WindowChanges.item(source)
-                    oldTargets[sourceSection][sourceItem] = WindowChanges.pack(newIndex, itemIndex)
-                    if oldHashes[sourceSection][sourceItem] != items[itemIndex].hash {
-                        updates[itemIndex] = true
-                        updated += 1
-                    }
-                    if sourceSection == oldIndex {
-                        sameSection.append(sourceItem)
-                        sameSectionIndexes.append(itemIndex)
-                    } else {
-                        moved += 1
-                    }
-                }
-            }
-            let mask = longestIncreasingSubsequenceMask(sameSection)
-            for (position, itemIndex) in sameSectionIndexes.enumerated() {
-                if mask[position] { stays[itemIndex] = true } else { moved += 1 }
-            }
-            newSources[newIndex] = sources
-            itemStays[newIndex] = stays
-            itemUpdates[newIndex] = updates
-        }
-        var surviving = 0
-        var updatedSections = 0
-        for (newIndex, oldIndex) in newToOld.enumerated() where oldIndex >= 0 {
-            surviving += 1
-            if old.sections[oldIndex].node.supplementaryHash != new.sections[newIndex].node.supplementaryHash {
-                updatedSections += 1
-            }
-        }
-        var oldSurvivingItems = 0
-        for (oldIndex, section) in old.sections.enumerated() where oldToNew[oldIndex] >= 0 {
-            oldSurvivingItems += section.items.count
-        }
-        let changes = WindowChanges(
-            old: old, new: new, oldToNew: oldToNew, newToOld: newToOld, sectionStays: sectionStays,
-            oldTargets: oldTargets, newSources: newSources, itemStays: itemStays, itemUpdates: itemUpdates,
-            deletedSectionCount: old.sections.count - surviving, insertedSectionCount: new.sections.count - surviving,
-            movedSectionCount: zip(newToOld, sectionStays).filter { $0.0 >= 0 && !$0.1 }.count,
-            updatedSectionCount: updatedSections, deletedItemCount: oldSurvivingItems - matched,
-            insertedItemCount: inserted, movedItemCount: moved, updatedItemCount: updated)
-        changes.checkBatchRules()
-        return changes
+        bases.append(total)
+        return bases
     }
 
     /// Whether both slices hold the same items in the same order.

@@ -3,7 +3,7 @@ extension WindowChanges {
     ///
     /// - Complexity: O(*k* + *b*) in the windows' size and the bytes of inserted and updated items.
     public func encodeBatch(into out: inout [UInt8]) {
-        out.reserveCapacity(out.count + 64 + 24 * (deletedItemCount + movedItemCount))
+        out.reserveCapacity(out.count + 256 + 24 * (deletedItemCount + 2 * movedItemCount))
         out.appendLiteral("{\"deleteSections\":[")
         var first = true
         for (oldIndex, newIndex) in oldToNew.enumerated() where newIndex < 0 {
@@ -32,33 +32,36 @@ extension WindowChanges {
         }
         out.appendLiteral("],\"deleteItems\":[")
         first = true
-        for oldIndex in oldTargets.indices {
-            let targets = oldTargets[oldIndex]
-            for itemIndex in targets.indices where targets[itemIndex] < 0 {
-                separator(&first, &out)
-                writePath(oldIndex, itemIndex, into: &out)
+        oldTargets.withUnsafeBufferPointer { targets in
+            for oldIndex in oldToNew.indices where oldToNew[oldIndex] >= 0 {
+                let base = oldBase[oldIndex]
+                for flat in base..<oldBase[oldIndex + 1] where targets[flat] == -1 {
+                    separator(&first, &out)
+                    writePath(oldIndex, flat - base, into: &out)
+                }
             }
         }
         out.appendLiteral("],\"insertItems\":[")
         first = true
-        forEachSurvivingItem { newIndex, itemIndex, source, _, _ in
-            guard source < 0 else { return }
+        forEachSurvivingItem { newIndex, index, source, _, item in
+            guard source == -1 else { return }
             separator(&first, &out)
             out.appendLiteral("{\"at\":")
-            writePath(newIndex, itemIndex, into: &out)
+            writePath(newIndex, index, into: &out)
             out.appendLiteral(",\"item\":")
-            new.sections[newIndex].items.withUnsafeBufferPointer { $0[itemIndex].write(into: &out) }
+            item.write(into: &out)
             out.append(UInt8(ascii: "}"))
         }
         out.appendLiteral("],\"moveItems\":[")
         first = true
-        forEachSurvivingItem { newIndex, itemIndex, source, stays, _ in
-            guard source >= 0, !stays else { return }
+        forEachSurvivingItem { newIndex, index, source, flags, _ in
+            guard source >= 0, flags & Self.stays == 0 else { return }
             separator(&first, &out)
             out.appendLiteral("{\"from\":")
-            writePath(Self.section(source), Self.item(source), into: &out)
+            let from = oldPath(Int(source))
+            writePath(from.section, from.item, into: &out)
             out.appendLiteral(",\"to\":")
-            writePath(newIndex, itemIndex, into: &out)
+            writePath(newIndex, index, into: &out)
             out.append(UInt8(ascii: "}"))
         }
         out.appendLiteral("],\"counts\":[")
@@ -68,13 +71,13 @@ extension WindowChanges {
         }
         out.appendLiteral("],\"updateItems\":[")
         first = true
-        forEachSurvivingItem { newIndex, itemIndex, source, _, updated in
-            guard source >= 0, updated else { return }
+        forEachSurvivingItem { newIndex, index, _, flags, item in
+            guard flags & Self.updated != 0 else { return }
             separator(&first, &out)
             out.appendLiteral("{\"at\":")
-            writePath(newIndex, itemIndex, into: &out)
+            writePath(newIndex, index, into: &out)
             out.appendLiteral(",\"item\":")
-            new.sections[newIndex].items.withUnsafeBufferPointer { $0[itemIndex].write(into: &out) }
+            item.write(into: &out)
             out.append(UInt8(ascii: "}"))
         }
         out.appendLiteral("],\"updateSections\":[")
@@ -89,17 +92,25 @@ extension WindowChanges {
         out.appendLiteral("]}")
     }
 
-    /// Calls `body` with every item of every surviving new section: where it comes from (-1: inserted),
-    /// whether it stays in place and whether its content changed.
+    /// Calls `body` with every item of every surviving new section: its section and index, where it comes
+    /// from (flat old index, -1: inserted), its flags and the item itself.
     func forEachSurvivingItem(
-        _ body: (_ section: Int, _ item: Int, _ source: Int64, _ stays: Bool, _ updated: Bool) -> Void
+        _ body: (_ section: Int, _ index: Int, _ source: Int32, _ flags: UInt8, _ item: borrowing WindowItem) -> Void
     ) {
-        for newIndex in newSources.indices where newToOld[newIndex] >= 0 {
-            let sources = newSources[newIndex]
-            let stays = itemStays[newIndex]
-            let updates = itemUpdates[newIndex]
-            for itemIndex in sources.indices {
-                body(newIndex, itemIndex, sources[itemIndex], stays[itemIndex], updates[itemIndex])
+        newSources.withUnsafeBufferPointer { sources in
+            newFlags.withUnsafeBufferPointer { flags in
+                for newIndex in newToOld.indices where newToOld[newIndex] >= 0 {
+                    let base = newBase[newIndex]
+                    new.sections[newIndex].items.withUnsafeBufferPointer { items in
+                        for index in items.indices {
+                            let source = sources[base + index]
+                            let itemFlags = flags[base + index]
+                            // Most items stay untouched: skip them without calling out.
+                            if source >= 0 && itemFlags == Self.stays { continue }
+                            body(newIndex, index, source, itemFlags, items[index])
+                        }
+                    }
+                }
             }
         }
     }
@@ -113,6 +124,7 @@ extension WindowChanges {
         }
     }
 
+    @inline(__always)
     func separator(_ first: inout Bool, _ out: inout [UInt8]) {
         if first { first = false } else { out.append(UInt8(ascii: ",")) }
     }

@@ -1,21 +1,11 @@
 extension WindowChanges {
-    /// Where the items of one surviving section sit while the sequential ops are written: a slot per old
-    /// item kept and per item arriving, in the order the section goes through.
-    private struct SectionSlots {
-        /// Which slots hold an item now.
-        var active: FenwickTree
-        /// Per old item: its slot, or -1 when deleted.
-        let oldSlots: [Int]
-        /// Per new item: its slot.
-        let newSlots: [Int]
-    }
-
     /// Appends the `sequential` array of API.md §5: one operation at a time, each op's indexes referring
     /// to the state the previous op left. Section deletes, item deletes, section inserts and moves, item
     /// inserts and moves, then updates.
     ///
     /// - Complexity: O(*k* + *m* log *k* + *s*²) for *m* operations on windows of *k* items and *s* sections.
     public func encodeSequential(into out: inout [UInt8]) {
+        out.reserveCapacity(out.count + 256 + 40 * (deletedItemCount + movedItemCount))
         out.append(UInt8(ascii: "["))
         var first = true
         // 1. Section deletes, last first.
@@ -29,21 +19,49 @@ extension WindowChanges {
         }
         // 2. Item deletes in surviving sections, last first.
         var survivorIndex = 0
-        for oldIndex in oldTargets.indices where oldToNew[oldIndex] >= 0 {
-            let targets = oldTargets[oldIndex]
-            old.sections[oldIndex].items.withUnsafeBufferPointer { items in
-                for itemIndex in targets.indices.reversed() where targets[itemIndex] < 0 {
-                    separator(&first, &out)
-                    out.appendLiteral("{\"op\":\"deleteItem\",\"at\":")
-                    writePath(survivorIndex, itemIndex, into: &out)
-                    out.appendLiteral(",\"id\":")
-                    items[itemIndex].writeQuotedID(into: &out)
-                    out.append(UInt8(ascii: "}"))
+        oldTargets.withUnsafeBufferPointer { targets in
+            for oldIndex in oldToNew.indices where oldToNew[oldIndex] >= 0 {
+                let base = oldBase[oldIndex]
+                old.sections[oldIndex].items.withUnsafeBufferPointer { items in
+                    for index in items.indices.reversed() where targets[base + index] == -1 {
+                        separator(&first, &out)
+                        out.appendLiteral("{\"op\":\"deleteItem\",\"at\":")
+                        writePath(survivorIndex, index, into: &out)
+                        out.appendLiteral(",\"id\":")
+                        items[index].writeQuotedID(into: &out)
+                        out.append(UInt8(ascii: "}"))
+                    }
                 }
+                survivorIndex += 1
             }
-            survivorIndex += 1
         }
-        // 3. Sections into their new order: inserts and moves, each placed after its settled predecessor.
+        writeSectionPlacement(first: &first, into: &out)
+        writeItemPlacement(first: &first, into: &out)
+        // 5. Updates, at final indexes.
+        forEachSurvivingItem { newIndex, index, _, flags, item in
+            guard flags & Self.updated != 0 else { return }
+            separator(&first, &out)
+            out.appendLiteral("{\"op\":\"updateItem\",\"at\":")
+            writePath(newIndex, index, into: &out)
+            out.appendLiteral(",\"item\":")
+            item.write(into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        forEachUpdatedSection { newIndex in
+            separator(&first, &out)
+            out.appendLiteral("{\"op\":\"updateSection\",\"index\":")
+            JSONWriter.writeInteger(newIndex, into: &out)
+            out.appendLiteral(",\"id\":")
+            out.append(contentsOf: new.sections[newIndex].node.quotedID)
+            new.sections[newIndex].writeSupplementaries(into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// 3. Sections into their new order: inserts and moves, each placed right after its predecessor in the
+    /// new order (which is already in place), so the sections that stay never move.
+    private func writeSectionPlacement(first: inout Bool, into out: inout [UInt8]) {
         var current = oldToNew.filter { $0 >= 0 }
         for target in new.sections.indices {
             let isInserted = newToOld[target] < 0
@@ -71,102 +89,91 @@ extension WindowChanges {
             }
             out.append(UInt8(ascii: "}"))
         }
-        // 4. Item inserts and moves, in the new order.
-        var active = [FenwickTree](repeating: FenwickTree(active: []), count: new.sections.count)
-        var oldSlots = [[Int]](repeating: [], count: new.sections.count)
-        var newSlots = [[Int]](repeating: [], count: new.sections.count)
+    }
+
+    /// 4. Item inserts and moves, in the new order. Each surviving section gets a slot per old item kept
+    /// and per item arriving, in the order the section passes through: items arriving before its first
+    /// staying item, then its old items in old order, each staying one followed by the items arriving right
+    /// after it. An item's index at any moment is the number of occupied slots before its own.
+    private func writeItemPlacement(first: inout Bool, into out: inout [UInt8]) {
+        var oldSlots = [Int32](repeating: -1, count: oldTargets.count)
+        var newSlots = [Int32](repeating: -1, count: newSources.count)
+        var occupied = [FenwickTree](repeating: FenwickTree(counts: []), count: new.sections.count)
         for newIndex in new.sections.indices where newToOld[newIndex] >= 0 {
-            let slots = makeSlots(newIndex)
-            active[newIndex] = slots.active
-            oldSlots[newIndex] = slots.oldSlots
-            newSlots[newIndex] = slots.newSlots
+            occupied[newIndex] = makeSlots(newIndex, oldSlots: &oldSlots, newSlots: &newSlots)
         }
-        for newIndex in newSources.indices where newToOld[newIndex] >= 0 {
-            let sources = newSources[newIndex]
-            let stays = itemStays[newIndex]
-            let sectionNewSlots = newSlots[newIndex]
-            new.sections[newIndex].items.withUnsafeBufferPointer { items in
-                for itemIndex in sources.indices where !stays[itemIndex] {
-                    separator(&first, &out)
-                    let source = sources[itemIndex]
-                    let newSlot = sectionNewSlots[itemIndex]
-                    if source < 0 {
-                        let to = active[newIndex].prefix(newSlot)
-                        active[newIndex].add(1, at: newSlot)
-                        out.appendLiteral("{\"op\":\"insertItem\",\"at\":")
-                        writePath(newIndex, to, into: &out)
-                        out.appendLiteral(",\"item\":")
-                        items[itemIndex].write(into: &out)
-                    } else {
-                        let sourceSection = oldToNew[Self.section(source)]
-                        let oldSlot = oldSlots[sourceSection][Self.item(source)]
-                        let from = active[sourceSection].prefix(oldSlot)
-                        active[sourceSection].add(-1, at: oldSlot)
-                        let to = active[newIndex].prefix(newSlot)
-                        active[newIndex].add(1, at: newSlot)
-                        out.appendLiteral("{\"op\":\"moveItem\",\"from\":")
-                        writePath(sourceSection, from, into: &out)
-                        out.appendLiteral(",\"to\":")
-                        writePath(newIndex, to, into: &out)
-                        out.appendLiteral(",\"id\":")
-                        items[itemIndex].writeQuotedID(into: &out)
+        forEachSurvivingItem { newIndex, index, source, flags, item in
+            guard flags & Self.stays == 0 else { return }
+            separator(&first, &out)
+            let newSlot = Int(newSlots[newBase[newIndex] + index])
+            if source < 0 {
+                let to = occupied[newIndex].prefix(newSlot)
+                occupied[newIndex].add(1, at: newSlot)
+                out.appendLiteral("{\"op\":\"insertItem\",\"at\":")
+                writePath(newIndex, to, into: &out)
+                out.appendLiteral(",\"item\":")
+                item.write(into: &out)
+            } else {
+                let sourceSection = oldToNew[oldPath(Int(source)).section]
+                let oldSlot = Int(oldSlots[Int(source)])
+                let from = occupied[sourceSection].prefix(oldSlot)
+                occupied[sourceSection].add(-1, at: oldSlot)
+                let to = occupied[newIndex].prefix(newSlot)
+                occupied[newIndex].add(1, at: newSlot)
+                out.appendLiteral("{\"op\":\"moveItem\",\"from\":")
+                writePath(sourceSection, from, into: &out)
+                out.appendLiteral(",\"to\":")
+                writePath(newIndex, to, into: &out)
+                out.appendLiteral(",\"id\":")
+                item.writeQuotedID(into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Numbers the slots of a surviving section (see ``writeItemPlacement(first:into:)``) and returns
+    /// which are occupied before its inserts and moves.
+    private func makeSlots(_ newIndex: Int, oldSlots: inout [Int32], newSlots: inout [Int32]) -> FenwickTree {
+        let oldIndex = newToOld[newIndex]
+        let oldStart = oldBase[oldIndex]
+        let oldEnd = oldBase[oldIndex + 1]
+        let newStart = newBase[newIndex]
+        let newCount = newBase[newIndex + 1] - newStart
+        var occupied = [Int32](repeating: 0, count: oldEnd - oldStart + newCount)
+        var slot = 0
+        newFlags.withUnsafeBufferPointer { flags in
+            oldTargets.withUnsafeBufferPointer { targets in
+                oldSlots.withUnsafeMutableBufferPointer { oldSlots in
+                    newSlots.withUnsafeMutableBufferPointer { newSlots in
+                        occupied.withUnsafeMutableBufferPointer { occupied in
+                            var next = newStart
+                            let newEnd = newStart + newCount
+                            while next < newEnd, flags[next] & Self.stays == 0 {
+                                newSlots[next] = Int32(slot)
+                                slot += 1
+                                next += 1
+                            }
+                            for flat in oldStart..<oldEnd where targets[flat] >= 0 {
+                                oldSlots[flat] = Int32(slot)
+                                occupied[slot] = 1
+                                let target = Int(targets[flat])
+                                let staysHere = target >= newStart && target < newEnd && flags[target] & Self.stays != 0
+                                if staysHere { newSlots[target] = Int32(slot) }
+                                slot += 1
+                                guard staysHere else { continue }
+                                var arriving = target + 1
+                                while arriving < newEnd, flags[arriving] & Self.stays == 0 {
+                                    newSlots[arriving] = Int32(slot)
+                                    slot += 1
+                                    arriving += 1
+                                }
+                            }
+                        }
                     }
-                    out.append(UInt8(ascii: "}"))
                 }
             }
         }
-        // 5. Updates, at final indexes.
-        forEachSurvivingItem { newIndex, itemIndex, source, _, updated in
-            guard source >= 0, updated else { return }
-            separator(&first, &out)
-            out.appendLiteral("{\"op\":\"updateItem\",\"at\":")
-            writePath(newIndex, itemIndex, into: &out)
-            out.appendLiteral(",\"item\":")
-            new.sections[newIndex].items.withUnsafeBufferPointer { $0[itemIndex].write(into: &out) }
-            out.append(UInt8(ascii: "}"))
-        }
-        forEachUpdatedSection { newIndex in
-            separator(&first, &out)
-            out.appendLiteral("{\"op\":\"updateSection\",\"index\":")
-            JSONWriter.writeInteger(newIndex, into: &out)
-            out.appendLiteral(",\"id\":")
-            out.append(contentsOf: new.sections[newIndex].node.quotedID)
-            new.sections[newIndex].writeSupplementaries(into: &out)
-            out.append(UInt8(ascii: "}"))
-        }
-        out.append(UInt8(ascii: "]"))
-    }
-
-    /// Slots of a surviving section: items arriving before its first staying item, then every old item
-    /// kept (in old order), each staying one followed by the items arriving right after it.
-    private func makeSlots(_ newIndex: Int) -> SectionSlots {
-        let oldIndex = newToOld[newIndex]
-        let targets = oldTargets[oldIndex]
-        let stays = itemStays[newIndex]
-        var oldSlots = [Int](repeating: -1, count: targets.count)
-        var newSlots = [Int](repeating: -1, count: stays.count)
-        var activeFlags: [Bool] = []
-        activeFlags.reserveCapacity(targets.count + stays.count)
-        var next = 0
-        while next < stays.count, !stays[next] {
-            newSlots[next] = activeFlags.count
-            activeFlags.append(false)
-            next += 1
-        }
-        for (itemIndex, target) in targets.enumerated() where target >= 0 {
-            let slot = activeFlags.count
-            oldSlots[itemIndex] = slot
-            activeFlags.append(true)
-            let targetItem = Self.item(target)
-            guard Self.section(target) == newIndex, stays[targetItem] else { continue }
-            newSlots[targetItem] = slot
-            var arriving = targetItem + 1
-            while arriving < stays.count, !stays[arriving] {
-                newSlots[arriving] = activeFlags.count
-                activeFlags.append(false)
-                arriving += 1
-            }
-        }
-        return SectionSlots(active: FenwickTree(active: activeFlags), oldSlots: oldSlots, newSlots: newSlots)
+        occupied.removeLast(occupied.count - slot)
+        return FenwickTree(counts: occupied)
     }
 }

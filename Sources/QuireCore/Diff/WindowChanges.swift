@@ -3,13 +3,10 @@
 ///
 /// Indexes follow UIKit's batch rules: deletes and move sources before the batch, inserts and move targets
 /// after it, updates after it.
+///
+/// Items are numbered across sections ("flat" indexes: a section's first item follows the previous
+/// section's last), so that the per-item state lives in a few flat arrays.
 public struct WindowChanges: Sendable {
-    /// A section or item move, by index (items pack `section << 32 | item`).
-    struct Move: Sendable {
-        let from: Int
-        let to: Int
-    }
-
     /// The window the client holds.
     public let old: Window
     /// The window the client will hold.
@@ -21,16 +18,19 @@ public struct WindowChanges: Sendable {
     let newToOld: [Int]
     /// Per new section: whether it keeps its place (in the longest increasing subsequence).
     let sectionStays: [Bool]
-    /// Per old section: per item, where it goes (packed new index path), or -1 when deleted. Empty for
-    /// sections that do not survive.
-    let oldTargets: [[Int64]]
-    /// Per new section: per item, where it comes from (packed old index path), or -1 when inserted. Empty
-    /// for inserted sections.
-    let newSources: [[Int64]]
-    /// Per new section: per item, whether it stays in place (not moved).
-    let itemStays: [[Bool]]
-    /// Per new section: per item, whether its content changed.
-    let itemUpdates: [[Bool]]
+    /// Flat index of each old section's first item, and the total at the end.
+    let oldBase: [Int]
+    /// Flat index of each new section's first item, and the total at the end.
+    let newBase: [Int]
+    /// Per old item (flat): the flat new index it goes to, -1 when deleted, -2 in a section not listed.
+    let oldTargets: [Int32]
+    /// Per new item (flat): the flat old index it comes from, -1 when inserted, -2 in an inserted section.
+    let newSources: [Int32]
+    /// Per new item (flat): ``stays`` and ``updated`` bits.
+    let newFlags: [UInt8]
+
+    static let stays: UInt8 = 1
+    static let updated: UInt8 = 2
 
     /// Number of deleted sections (including those sent as delete + insert).
     public let deletedSectionCount: Int
@@ -74,7 +74,28 @@ public struct WindowChanges: Sendable {
         Double(operationCount) > share * Double(max(new.count, 1))
     }
 
-    static func pack(_ section: Int, _ item: Int) -> Int64 { Int64(section) << 32 | Int64(item) }
-    static func section(_ packed: Int64) -> Int { Int(packed >> 32) }
-    static func item(_ packed: Int64) -> Int { Int(packed & 0xFFFF_FFFF) }
+    /// The section holding flat index `flat`, given the sections' bases.
+    static func section(of flat: Int, in bases: [Int]) -> Int {
+        var low = 0
+        var high = bases.count - 1
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if bases[middle] <= flat { low = middle } else { high = middle }
+        }
+        return low
+    }
+
+    /// `[section, item]` of old flat index `flat`.
+    func oldPath(_ flat: Int) -> (section: Int, item: Int) {
+        var section = Self.section(of: flat, in: oldBase)
+        while oldBase[section + 1] <= flat { section += 1 }
+        return (section, flat - oldBase[section])
+    }
+
+    /// `[section, item]` of new flat index `flat`.
+    func newPath(_ flat: Int) -> (section: Int, item: Int) {
+        var section = Self.section(of: flat, in: newBase)
+        while newBase[section + 1] <= flat { section += 1 }
+        return (section, flat - newBase[section])
+    }
 }

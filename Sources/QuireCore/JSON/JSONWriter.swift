@@ -19,7 +19,7 @@ public enum JSONWriter {
         switch value {
         case .null: out.appendLiteral("null")
         case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .int(let number): writeInteger(number, into: &out)
+        case .int(let number): writeInteger(Int(number), into: &out)
         case .double(let number): writeDouble(number, into: &out)
         case .string(let string): writeString(string, into: &out)
         case .array(let elements):
@@ -71,25 +71,37 @@ public enum JSONWriter {
     /// Appends the decimal digits of `number`.
     ///
     /// - Complexity: O(1).
+    @inline(__always)
     public static func writeInteger(_ number: some BinaryInteger, into out: inout [UInt8]) {
+        if let small = Int(exactly: number) {
+            writeInteger(small, into: &out)
+        } else {
+            out.append(contentsOf: String(number).utf8)
+        }
+    }
+
+    /// Appends the decimal digits of `number`.
+    ///
+    /// - Complexity: O(1).
+    public static func writeInteger(_ number: Int, into out: inout [UInt8]) {
         if number >= 0, number < 10 {
-            out.append(UInt8(ascii: "0") + UInt8(number))
+            out.append(UInt8(truncatingIfNeeded: number) &+ UInt8(ascii: "0"))
             return
         }
-        var magnitude = UInt64(number.magnitude)
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var start = raw.count
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            var magnitude = number.magnitude
+            var start = 24
             repeat {
                 start -= 1
-                raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
+                let (quotient, remainder) = magnitude.quotientAndRemainder(dividingBy: 10)
+                buffer[start] = UInt8(truncatingIfNeeded: remainder) &+ UInt8(ascii: "0")
+                magnitude = quotient
             } while magnitude > 0
             if number < 0 {
                 start -= 1
-                raw[start] = UInt8(ascii: "-")
+                buffer[start] = UInt8(ascii: "-")
             }
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[start...]))
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<24]))
         }
     }
 
@@ -103,7 +115,7 @@ public enum JSONWriter {
             return
         }
         if number == number.rounded(), abs(number) < 1e15 {
-            writeInteger(Int64(number), into: &out)
+            writeInteger(Int(number), into: &out)
             out.appendLiteral(".0")
             return
         }
