@@ -16,8 +16,11 @@ extension Window {
 
         // Old items of surviving sections by key, and their hashes.
         var maximumKey: Int32 = 0
-        for section in old.sections { for item in section.items { maximumKey = max(maximumKey, item.key) } }
-        for section in new.sections { for item in section.items { maximumKey = max(maximumKey, item.key) } }
+        for section in old.sections + new.sections {
+            section.items.withUnsafeBufferPointer { items in
+                for index in items.indices { maximumKey = max(maximumKey, items[index].key) }
+            }
+        }
         var positions = KeyPositions(maximumKey: maximumKey, expectedCount: oldCount + newCount)
         var oldTargets = [Int32](repeating: -2, count: oldCount)
         var oldHashes = [UInt64](repeating: 0, count: oldCount)
@@ -142,7 +145,10 @@ extension Window {
     /// Whether both slices hold the same items in the same order.
     private static func sameItems(_ old: WindowSection, _ new: WindowSection) -> Bool {
         guard old.items.count == new.items.count else { return false }
-        for index in old.items.indices where old.items[index].key != new.items[index].key { return false }
-        return true
+        return old.items.withUnsafeBufferPointer { oldItems in
+            new.items.withUnsafeBufferPointer { newItems in
+                oldItems.indices.allSatisfy { oldItems[$0].key == newItems[$0].key }
+            }
+        }
     }
 }

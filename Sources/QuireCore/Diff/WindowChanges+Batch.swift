@@ -43,13 +43,13 @@ extension WindowChanges {
         }
         out.appendLiteral("],\"insertItems\":[")
         first = true
-        forEachSurvivingItem { newIndex, index, source, _, item in
+        forEachSurvivingItem { newIndex, index, source, _, items in
             guard source == -1 else { return }
             separator(&first, &out)
             out.appendLiteral("{\"at\":")
             writePath(newIndex, index, into: &out)
             out.appendLiteral(",\"item\":")
-            item.write(into: &out)
+            WindowItem.write(at: items.baseAddress! + index, into: &out)
             out.append(UInt8(ascii: "}"))
         }
         out.appendLiteral("],\"moveItems\":[")
@@ -71,13 +71,13 @@ extension WindowChanges {
         }
         out.appendLiteral("],\"updateItems\":[")
         first = true
-        forEachSurvivingItem { newIndex, index, _, flags, item in
+        forEachSurvivingItem { newIndex, index, _, flags, items in
             guard flags & Self.updated != 0 else { return }
             separator(&first, &out)
             out.appendLiteral("{\"at\":")
             writePath(newIndex, index, into: &out)
             out.appendLiteral(",\"item\":")
-            item.write(into: &out)
+            WindowItem.write(at: items.baseAddress! + index, into: &out)
             out.append(UInt8(ascii: "}"))
         }
         out.appendLiteral("],\"updateSections\":[")
@@ -92,10 +92,11 @@ extension WindowChanges {
         out.appendLiteral("]}")
     }
 
-    /// Calls `body` with every item of every surviving new section: its section and index, where it comes
-    /// from (flat old index, -1: inserted), its flags and the item itself.
+    /// Calls `body` with every item of every surviving new section that is not simply staying: its section
+    /// and index, where it comes from (flat old index, -1: inserted), its flags, and its section's items
+    /// (read in place: copying an item would retain its node, a cache miss per item).
     func forEachSurvivingItem(
-        _ body: (_ section: Int, _ index: Int, _ source: Int32, _ flags: UInt8, _ item: borrowing WindowItem) -> Void
+        _ body: (_ section: Int, _ index: Int, _ source: Int32, _ flags: UInt8, _ items: UnsafeBufferPointer<WindowItem>) -> Void
     ) {
         newSources.withUnsafeBufferPointer { sources in
             newFlags.withUnsafeBufferPointer { flags in
@@ -107,7 +108,7 @@ extension WindowChanges {
                             let itemFlags = flags[base + index]
                             // Most items stay untouched: skip them without calling out.
                             if source >= 0 && itemFlags == Self.stays { continue }
-                            body(newIndex, index, source, itemFlags, items[index])
+                            body(newIndex, index, source, itemFlags, items)
                         }
                     }
                 }

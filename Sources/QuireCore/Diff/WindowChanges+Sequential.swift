@@ -28,7 +28,7 @@ extension WindowChanges {
                         out.appendLiteral("{\"op\":\"deleteItem\",\"at\":")
                         writePath(survivorIndex, index, into: &out)
                         out.appendLiteral(",\"id\":")
-                        items[index].writeQuotedID(into: &out)
+                        WindowItem.writeQuotedID(at: items.baseAddress! + index, into: &out)
                         out.append(UInt8(ascii: "}"))
                     }
                 }
@@ -38,13 +38,13 @@ extension WindowChanges {
         writeSectionPlacement(first: &first, into: &out)
         writeItemPlacement(first: &first, into: &out)
         // 5. Updates, at final indexes.
-        forEachSurvivingItem { newIndex, index, _, flags, item in
+        forEachSurvivingItem { newIndex, index, _, flags, items in
             guard flags & Self.updated != 0 else { return }
             separator(&first, &out)
             out.appendLiteral("{\"op\":\"updateItem\",\"at\":")
             writePath(newIndex, index, into: &out)
             out.appendLiteral(",\"item\":")
-            item.write(into: &out)
+            WindowItem.write(at: items.baseAddress! + index, into: &out)
             out.append(UInt8(ascii: "}"))
         }
         forEachUpdatedSection { newIndex in
@@ -102,7 +102,7 @@ extension WindowChanges {
         for newIndex in new.sections.indices where newToOld[newIndex] >= 0 {
             occupied[newIndex] = makeSlots(newIndex, oldSlots: &oldSlots, newSlots: &newSlots)
         }
-        forEachSurvivingItem { newIndex, index, source, flags, item in
+        forEachSurvivingItem { newIndex, index, source, flags, items in
             guard flags & Self.stays == 0 else { return }
             separator(&first, &out)
             let newSlot = Int(newSlots[newBase[newIndex] + index])
@@ -112,7 +112,7 @@ extension WindowChanges {
                 out.appendLiteral("{\"op\":\"insertItem\",\"at\":")
                 writePath(newIndex, to, into: &out)
                 out.appendLiteral(",\"item\":")
-                item.write(into: &out)
+                WindowItem.write(at: items.baseAddress! + index, into: &out)
             } else {
                 let sourceSection = oldToNew[oldPath(Int(source)).section]
                 let oldSlot = Int(oldSlots[Int(source)])
@@ -125,7 +125,7 @@ extension WindowChanges {
                 out.appendLiteral(",\"to\":")
                 writePath(newIndex, to, into: &out)
                 out.appendLiteral(",\"id\":")
-                item.writeQuotedID(into: &out)
+                WindowItem.writeQuotedID(at: items.baseAddress! + index, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

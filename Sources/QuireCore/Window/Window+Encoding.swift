@@ -4,22 +4,37 @@ extension WindowItem {
     ///
     /// - Complexity: O(*b*) in the item's encoded size (a copy; nothing is re-encoded).
     public func write(into out: inout [UInt8]) {
-        let hasChildren = childCount > 0
-        encoded.withUnsafeBufferPointer { bytes in
-            out.append(contentsOf: hasChildren || parent != nil ? UnsafeBufferPointer(rebasing: bytes.dropLast()) : bytes)
+        withUnsafePointer(to: self) { Self.write(at: $0, into: &out) }
+    }
+
+    /// Appends the JSON of the item at `item`, reading in place: copying a window item would retain its
+    /// node and parent, which costs a cache miss per item on large windows.
+    static func write(at item: UnsafePointer<WindowItem>, into out: inout [UInt8]) {
+        let childCount = item.pointee.childCount
+        let isChild = item.pointee.depth > 0
+        item.pointee.encoded.withUnsafeBufferPointer { bytes in
+            out.append(contentsOf: childCount > 0 || isChild ? UnsafeBufferPointer(rebasing: bytes.dropLast()) : bytes)
         }
-        guard hasChildren || parent != nil else { return }
-        if hasChildren {
+        guard childCount > 0 || isChild else { return }
+        if childCount > 0 {
             out.appendLiteral(",\"childCount\":")
             JSONWriter.writeInteger(childCount, into: &out)
         }
-        if let parent {
+        if isChild, let parent = item.pointee.parent {
             out.appendLiteral(",\"parent\":")
             out.append(contentsOf: parent.quotedID)
             out.appendLiteral(",\"depth\":")
-            JSONWriter.writeInteger(depth, into: &out)
+            JSONWriter.writeInteger(item.pointee.depth, into: &out)
         }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends the id of the item at `item` as a JSON string, reading in place.
+    static func writeQuotedID(at item: UnsafePointer<WindowItem>, into out: inout [UInt8]) {
+        let end = Int(item.pointee.idEnd)
+        item.pointee.encoded.withUnsafeBufferPointer { bytes in
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[6..<end]))
+        }
     }
 }
 
@@ -36,9 +51,11 @@ extension WindowSection {
         out.appendLiteral(",\"count\":")
         JSONWriter.writeInteger(count, into: &out)
         out.appendLiteral(",\"items\":[")
-        for (index, item) in items.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            item.write(into: &out)
+        items.withUnsafeBufferPointer { items in
+            for index in items.indices {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                WindowItem.write(at: items.baseAddress! + index, into: &out)
+            }
         }
         out.appendLiteral("]}")
     }

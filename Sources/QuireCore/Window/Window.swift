@@ -79,14 +79,6 @@ public struct WindowItem: Sendable {
         self.childCount = node.children.count
     }
 
-    /// Appends the id as a JSON string, with its quotes.
-    @inline(__always)
-    func writeQuotedID(into out: inout [UInt8]) {
-        encoded.withUnsafeBufferPointer { bytes in
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[6..<Int(idEnd)]))
-        }
-    }
-
     /// The item's id.
     public var id: String { node.id }
     /// The parent's id for a child item.
