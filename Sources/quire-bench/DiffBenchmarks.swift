@@ -83,7 +83,7 @@ struct DiffBenchmarks {
                 print("  \(name) parts: diff \(diff) ms, batch \(batch) ms, sequential \(sequential) ms")
             }
         }
-        let rounds = getenv("QUIRE_BENCH_ROUNDS").map { Int(atoi($0)) } ?? 21
+        let rounds = getenv("QUIRE_BENCH_ROUNDS").map { Int(atoi($0)) } ?? 41
         for _ in 0..<rounds {
             samples.append(
                 milliseconds {

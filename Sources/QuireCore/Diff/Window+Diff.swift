@@ -15,12 +15,7 @@ extension Window {
         let newCount = newBase[newBase.count - 1]
 
         // Old items of surviving sections by key, and their hashes.
-        var maximumKey: Int32 = 0
-        for section in old.sections + new.sections {
-            section.items.withUnsafeBufferPointer { items in
-                for index in items.indices { maximumKey = max(maximumKey, items[index].key) }
-            }
-        }
+        let maximumKey = max(old.maximumKey, new.maximumKey, 0)
         var positions = KeyPositions(maximumKey: maximumKey, expectedCount: oldCount + newCount)
         var oldTargets = [Int32](repeating: -2, count: oldCount)
         var oldHashes = [UInt64](repeating: 0, count: oldCount)

@@ -86,6 +86,7 @@ extension ListVersion {
             }
         }
         var index = low
+        var maximumKey: Int32 = -1
         while index < layout.sections.count {
             let section = layout.sections[index]
             index += 1
@@ -105,10 +106,14 @@ extension ListVersion {
             emit(
                 from: .section(section.node.key), tree: section.node.items, skip: localStart, parent: nil, depth: 0,
                 layout: layout, remaining: &remaining, into: &items)
+            items.withUnsafeBufferPointer { items in
+                for index in items.indices where items[index].key > maximumKey { maximumKey = items[index].key }
+            }
             result.append(WindowSection(node: section.node, offset: localStart, count: section.count, items: items))
         }
         return Window(
-            version: version, expanded: expanded, start: start, count: end - start, total: layout.total, sections: result)
+            version: version, expanded: expanded, start: start, count: end - start, total: layout.total, sections: result,
+            maximumKey: maximumKey)
     }
 
     /// Appends visible items of `container` from visible offset `skip` on, until `remaining` runs out.

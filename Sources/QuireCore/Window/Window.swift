@@ -13,6 +13,8 @@ public struct Window: Sendable {
     public let total: Int
     /// The sections the run touches, in order, with their slices.
     public let sections: [WindowSection]
+    /// The largest interned key among the items (-1 when empty): sizes the diff's lookup table.
+    let maximumKey: Int32
 
     /// Whether visible items come before the window.
     public var hasPrev: Bool { start > 0 }
