@@ -64,3 +64,20 @@ struct WindowTests {
         #expect(describe(ListVersion.empty().firstPage(limit: 10)) == "")
     }
 }
+
+@Suite("Windows at the edges")
+struct WindowEdgeTests {
+    @Test func extremeLimitsAreClamped() throws {
+        let version = try makeVersion([("s", ["a", "b", "c"])])
+        #expect(version.firstPage(limit: Int.max).count == 3)
+        #expect(version.firstPage(limit: Int.min).count == 0)
+        #expect(version.lastPage(limit: Int.min).count == 0)
+        #expect(version.page(after: "a", limit: Int.max)?.itemIDs == ["b", "c"])
+        #expect(version.page(before: "c", limit: Int.max)?.itemIDs == ["a", "b"])
+        #expect(version.page(around: "b", limit: Int.max)?.count == 3)
+        #expect(version.window(range: -5..<Int.max).count == 3)
+        let window = version.firstPage(limit: 1)
+        #expect(version.window(following: window, expanded: [], extend: .next(Int.max)).count == 3)
+        #expect(version.window(following: window, expanded: [], extend: .previous(Int.min)).count == 1)
+    }
+}

@@ -43,8 +43,8 @@ extension ListVersion {
         if old.start == 0 { start = 0 }
         switch extend {
         case .none: break
-        case .next(let count): end = min(layout.total, end + max(count, 0))
-        case .previous(let count): start = max(0, start - max(count, 0))
+        case .next(let count): end = min(layout.total, end + Self.clamp(count))
+        case .previous(let count): start = max(0, start - Self.clamp(count))
         }
         return window(range: start..<end, layout: layout, expanded: expanded)
     }

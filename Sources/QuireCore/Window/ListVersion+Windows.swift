@@ -30,7 +30,7 @@ extension ListVersion {
     ///
     /// - Complexity: as ``window(range:expanded:)``.
     public func firstPage(limit: Int, expanded: Set<String> = []) -> Window {
-        window(range: 0..<max(limit, 0), expanded: expanded)
+        window(range: 0..<Self.clamp(limit), expanded: expanded)
     }
 
     /// The last `limit` visible items.
@@ -38,7 +38,7 @@ extension ListVersion {
     /// - Complexity: as ``window(range:expanded:)``.
     public func lastPage(limit: Int, expanded: Set<String> = []) -> Window {
         let layout = VisibleLayout(version: self, expanded: expanded)
-        return window(range: max(0, layout.total - limit)..<layout.total, layout: layout, expanded: expanded)
+        return window(range: max(0, layout.total - Self.clamp(limit))..<layout.total, layout: layout, expanded: expanded)
     }
 
     /// The `limit` visible items after the item `id`, or `nil` when it is absent or hidden.
@@ -47,7 +47,7 @@ extension ListVersion {
     public func page(after id: String, limit: Int, expanded: Set<String> = []) -> Window? {
         let layout = VisibleLayout(version: self, expanded: expanded)
         guard let key = interner.lookup(id), let position = layout.position(of: key) else { return nil }
-        return window(range: (position + 1)..<(position + 1 + max(limit, 0)), layout: layout, expanded: expanded)
+        return window(range: (position + 1)..<(position + 1 + Self.clamp(limit)), layout: layout, expanded: expanded)
     }
 
     /// The `limit` visible items before the item `id`, or `nil` when it is absent or hidden.
@@ -56,7 +56,7 @@ extension ListVersion {
     public func page(before id: String, limit: Int, expanded: Set<String> = []) -> Window? {
         let layout = VisibleLayout(version: self, expanded: expanded)
         guard let key = interner.lookup(id), let position = layout.position(of: key) else { return nil }
-        return window(range: max(0, position - limit)..<position, layout: layout, expanded: expanded)
+        return window(range: max(0, position - Self.clamp(limit))..<position, layout: layout, expanded: expanded)
     }
 
     /// `limit` visible items with the item `id` in the middle, or `nil` when it is absent or hidden.
@@ -65,10 +65,13 @@ extension ListVersion {
     public func page(around id: String, limit: Int, expanded: Set<String> = []) -> Window? {
         let layout = VisibleLayout(version: self, expanded: expanded)
         guard let key = interner.lookup(id), let position = layout.position(of: key) else { return nil }
-        let limit = max(limit, 1)
+        let limit = max(Self.clamp(limit), 1)
         let end = min(layout.total, max(position - limit / 2, 0) + limit)
         return window(range: max(0, end - limit)..<end, layout: layout, expanded: expanded)
     }
+
+    /// A page size made safe for arithmetic: 0 ... 2³².
+    static func clamp(_ limit: Int) -> Int { min(max(limit, 0), 1 << 32) }
 
     func window(range: Range<Int>, layout: VisibleLayout, expanded: Set<String>) -> Window {
         let start = min(max(range.lowerBound, 0), layout.total)
