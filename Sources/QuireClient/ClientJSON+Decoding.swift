@@ -61,7 +61,9 @@ extension BatchChanges {
         insertSections = try json.array("insertSections").map {
             SectionInsert(index: try $0.int("index"), section: try ClientSection(json: try $0.member("section")))
         }
-        moveSections = try json.array("moveSections").map { SectionMove(from: try $0.int("from"), to: try $0.int("to")) }
+        moveSections = try json.array("moveSections").map {
+            SectionMove(from: try $0.int("from"), to: try $0.int("to"))
+        }
         deleteItems = try json.array("deleteItems").map { element in
             guard case .array(let parts) = element else { throw ChangeError("deleteItems holds a non-path") }
             return try parts.map { part in
@@ -89,12 +91,14 @@ extension SequentialOp {
         switch try json.string("op") {
         case "deleteSection": self = .deleteSection(index: try json.int("index"), id: try json.string("id"))
         case "insertSection":
-            self = .insertSection(index: try json.int("index"), section: try ClientSection(json: try json.member("section")))
+            self = .insertSection(
+                index: try json.int("index"), section: try ClientSection(json: try json.member("section")))
         case "moveSection":
             self = .moveSection(from: try json.int("from"), to: try json.int("to"), id: try json.string("id"))
         case "deleteItem": self = .deleteItem(at: try json.path("at"), id: try json.string("id"))
         case "insertItem": self = .insertItem(at: try json.path("at"), item: try json.member("item"))
-        case "moveItem": self = .moveItem(from: try json.path("from"), to: try json.path("to"), id: try json.string("id"))
+        case "moveItem":
+            self = .moveItem(from: try json.path("from"), to: try json.path("to"), id: try json.string("id"))
         case "updateItem": self = .updateItem(at: try json.path("at"), item: try json.member("item"))
         case "updateSection":
             self = .updateSection(

@@ -130,7 +130,8 @@ struct ClientJSONParser {
     }
 
     private mutating func hex4() throws -> UInt32 {
-        guard position + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
+        guard position + 4 <= bytes.count,
+            let code = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
         else { throw fail("invalid \\u escape") }
         position += 4
         return code

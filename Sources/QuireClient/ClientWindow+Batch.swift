@@ -91,13 +91,14 @@ extension ClientWindow {
         var result = placed.map { $0! }
         for (oldIndex, newIndex) in oldToNew.enumerated() where newIndex >= 0 {
             let staying = before[oldIndex].items.count - removed[oldIndex].count
-            guard staying + arriving[newIndex].count == batch.counts[newIndex] else {
-                throw ChangeError(
-                    "counts[\(newIndex)] is \(batch.counts[newIndex]), the batch leaves \(staying + arriving[newIndex].count)")
+            let leaves = staying + arriving[newIndex].count
+            guard leaves == batch.counts[newIndex] else {
+                throw ChangeError("counts[\(newIndex)] is \(batch.counts[newIndex]), the batch leaves \(leaves)")
             }
             var items: [ClientJSON] = []
             items.reserveCapacity(batch.counts[newIndex])
-            var remaining = before[oldIndex].items.indices.lazy.filter { !removed[oldIndex].contains($0) }.makeIterator()
+            var remaining = before[oldIndex].items.indices.lazy.filter { !removed[oldIndex].contains($0) }
+                .makeIterator()
             for position in 0..<batch.counts[newIndex] {
                 if let item = arriving[newIndex][position] {
                     items.append(item)

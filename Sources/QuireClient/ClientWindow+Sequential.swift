@@ -22,7 +22,9 @@ extension ClientWindow {
                 guard index >= 0, index <= state.count else { throw fail("section index \(index) out of range") }
                 state.insert(section, at: index)
             case .moveSection(let from, let to, let id):
-                guard state.indices.contains(from), state[from].id == id else { throw fail("no section \(id) at \(from)") }
+                guard state.indices.contains(from), state[from].id == id else {
+                    throw fail("no section \(id) at \(from)")
+                }
                 let section = state.remove(at: from)
                 guard to >= 0, to <= state.count else { throw fail("section index \(to) out of range") }
                 state.insert(section, at: to)

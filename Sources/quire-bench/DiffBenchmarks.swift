@@ -1,5 +1,5 @@
-import QuireCore
 import Glibc
+import QuireCore
 
 /// The four figures of the core: diff and encode on a flat and a sectioned list, one write, and the
 /// memory of many versions kept alive.
@@ -22,13 +22,16 @@ struct DiffBenchmarks {
                 (0..<sections).map { section in
                     .object([
                         "id": .string("s\(section)"),
-                        "header": .object(["type": "header", "data": .object(["title": .string("Section \(section)")])]),
+                        "header": .object(["type": "header", "data": .object(["title": .string("Section \(section)")])]
+                        ),
                         "items": .array(
                             (0..<items).map { item in
                                 let number = section * items + item
                                 return .object([
                                     "id": .string("i\(number)"), "type": "message",
-                                    "data": .object(["text": .string("Message number \(number)"), "n": .int(Int64(number))]),
+                                    "data": .object([
+                                        "text": .string("Message number \(number)"), "n": .int(Int64(number)),
+                                    ]),
                                 ])
                             }),
                     ])
@@ -112,7 +115,10 @@ struct DiffBenchmarks {
         ops.append(.object(["op": "removeSections", "ids": .array(sectionIDs.suffix(2).map { .string($0) })]))
         sectionIDs.removeLast(2)
         for index in 0..<2 {
-            ops.append(.object(["op": "moveSection", "id": .string(sectionIDs[index]), "after": .string(sectionIDs[index + 2])]))
+            ops.append(
+                .object([
+                    "op": "moveSection", "id": .string(sectionIDs[index]), "after": .string(sectionIDs[index + 2]),
+                ]))
             ops.append(
                 .object([
                     "op": "insertSections", "before": .string(sectionIDs[index + 10]),

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Summary of repeated measurements, printed as `NAME: median X UNIT (min Y, max Z)`.
@@ -12,8 +12,8 @@ struct Figure {
 
     var line: String {
         let sorted = samples.sorted()
-        let median = sorted[sorted.count / 2]
-        return "\(name): median \(format(median)) \(unit) (min \(format(sorted[0])), max \(format(sorted[sorted.count - 1])))"
+        let (median, low, high) = (sorted[sorted.count / 2], sorted[0], sorted[sorted.count - 1])
+        return "\(name): median \(format(median)) \(unit) (min \(format(low)), max \(format(high)))"
     }
 
     private func format(_ value: Double) -> String {
@@ -33,9 +33,9 @@ func milliseconds(_ body: () -> Void) -> Double {
 /// Terminates the process with `code`.
 func exit(_ code: Int32) -> Never {
     #if canImport(Glibc)
-    Glibc.exit(code)
+        Glibc.exit(code)
     #else
-    Darwin.exit(code)
+        Darwin.exit(code)
     #endif
 }
 

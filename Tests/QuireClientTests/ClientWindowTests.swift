@@ -90,9 +90,13 @@ struct ClientWindowTests {
         var client = try window()
         let before = client
         #expect(throws: ChangeError.self) {
-            try client.apply(sequential: Data(#"[{"op":"deleteItem","at":[0,0],"id":"a"},{"op":"deleteItem","at":[0,0],"id":"a"}]"#.utf8))
+            try client.apply(
+                sequential: Data(
+                    #"[{"op":"deleteItem","at":[0,0],"id":"a"},{"op":"deleteItem","at":[0,0],"id":"a"}]"#.utf8))
         }
-        #expect(throws: ChangeError.self) { try client.apply(sequential: Data(#"[{"op":"moveItem","from":[0,0],"to":[5,0],"id":"a"}]"#.utf8)) }
+        #expect(throws: ChangeError.self) {
+            try client.apply(sequential: Data(#"[{"op":"moveItem","from":[0,0],"to":[5,0],"id":"a"}]"#.utf8))
+        }
         #expect(throws: ChangeError.self) { try client.apply(sequential: Data(#"[{"op":"explode"}]"#.utf8)) }
         #expect(throws: ChangeError.self) { try client.apply(sequential: Data(#"[{"op":"#.utf8)) }
         #expect(client == before)

@@ -58,13 +58,17 @@ struct DiffCaseTests {
         #expect(changes.operationCount == 1)
         let batch = try BatchChanges(json: ClientJSON(parsing: changes.batchJSON))
         #expect(batch.moveItems == [BatchChanges.ItemMove(from: [0, 0], to: [0, 99_999])])
-        #expect(String(decoding: changes.sequentialJSON, as: UTF8.self) == #"[{"op":"moveItem","from":[0,0],"to":[0,99999],"id":"i0"}]"#)
+        #expect(
+            String(decoding: changes.sequentialJSON, as: UTF8.self)
+                == #"[{"op":"moveItem","from":[0,0],"to":[0,99999],"id":"i0"}]"#)
     }
 
     @Test func movesAcrossSectionsAndUpdatesAtAfterIndexes() throws {
         let old = try makeVersion([("s", ["a", "b", "c"]), ("t", ["d"])])
         let new = try applying(
-            old, #"{"op":"moveItem","id":"a","after":"d"},{"op":"updateItems","items":[{"id":"a","type":"u"},{"id":"c","type":"u"}]}"#)
+            old,
+            #"{"op":"moveItem","id":"a","after":"d"},{"op":"updateItems","items":[{"id":"a","type":"u"},{"id":"c","type":"u"}]}"#
+        )
         let (_, batch) = try check(old, new)
         #expect(batch.moveItems == [BatchChanges.ItemMove(from: [0, 0], to: [1, 1])])
         #expect(Set(batch.updateItems.map(\.at)) == [[1, 1], [0, 1]])
@@ -76,9 +80,12 @@ struct DiffCaseTests {
         let moved = try applying(old, #"{"op":"moveSection","id":"s"}"#)
         let (_, plain) = try check(old, moved)
         #expect(plain.moveSections.count == 1 && plain.deleteSections.isEmpty)
-        let movedAndChanged = try applying(moved, #"{"op":"insertItems","section":"s","items":[{"id":"x","type":"t"}]}"#)
+        let movedAndChanged = try applying(
+            moved, #"{"op":"insertItems","section":"s","items":[{"id":"x","type":"t"}]}"#)
         let (_, converted) = try check(old, movedAndChanged)
-        #expect(converted.moveSections.isEmpty && converted.deleteSections == [0] && converted.insertSections.map(\.index) == [2])
+        #expect(
+            converted.moveSections.isEmpty && converted.deleteSections == [0]
+                && converted.insertSections.map(\.index) == [2])
         #expect(converted.insertItems.isEmpty)
     }
 

@@ -52,7 +52,8 @@ struct DiffPropertyTests {
         do {
             try batchClient.apply(batch: changes.batchJSON)
         } catch {
-            Issue.record("seed \(seed): batch rejected: \(error)\n\(String(decoding: changes.batchJSON, as: UTF8.self))")
+            Issue.record(
+                "seed \(seed): batch rejected: \(error)\n\(String(decoding: changes.batchJSON, as: UTF8.self))")
             return
         }
         #expect(batchClient == expected, "seed \(seed): batch result differs")
@@ -65,7 +66,8 @@ struct DiffPropertyTests {
             return
         }
         #expect(sequentialClient == expected, "seed \(seed): sequential result differs")
-        #expect(changes.movedItemCount == minimalMoves(oldWindow, newWindow, changes), "seed \(seed): moves not minimal")
+        #expect(
+            changes.movedItemCount == minimalMoves(oldWindow, newWindow, changes), "seed \(seed): moves not minimal")
     }
 
     /// Moves a correct diff must make, computed independently: every item that changes surviving section,

@@ -1,16 +1,20 @@
-@testable import QuireCore
 import Testing
+
+@testable import QuireCore
 
 @Suite("JSON parser and writer")
 struct JSONTests {
     let parser = JSONParser()
 
     @Test func parsesEveryKindOfValue() throws {
-        let value = try parser.parse(#" { "a" : [1, -2.5, 3e2, true, false, null, "x\n\"\u00e9\ud83d\ude00"], "b": {} } "#)
+        let value = try parser.parse(
+            #" { "a" : [1, -2.5, 3e2, true, false, null, "x\n\"\u00e9\ud83d\ude00"], "b": {} } "#)
         #expect(
             value
                 == .object([
-                    "a": .array([.int(1), .double(-2.5), .double(300), .bool(true), .bool(false), .null, .string("x\n\"é😀")]),
+                    "a": .array([
+                        .int(1), .double(-2.5), .double(300), .bool(true), .bool(false), .null, .string("x\n\"é😀"),
+                    ]),
                     "b": .object([:]),
                 ]))
         #expect(try parser.parse("12345678901234567890") == .double(Double("12345678901234567890")!))
@@ -74,10 +78,16 @@ struct JSONTests {
         case 1: return .bool(Bool.random(using: &random))
         case 2: return .int(Int64.random(in: Int64.min...Int64.max, using: &random))
         case 3: return .double(Double.random(in: -1e6...1e6, using: &random))
-        case 4: return .string(String((0..<Int.random(in: 0..<6, using: &random)).map { _ in
-            ["a", "\"", "\\", "\n", "é", "😀", "\u{7}"][Int.random(in: 0..<7, using: &random)] }))
+        case 4:
+            return .string(
+                String(
+                    (0..<Int.random(in: 0..<6, using: &random)).map { _ in
+                        ["a", "\"", "\\", "\n", "é", "😀", "\u{7}"][Int.random(in: 0..<7, using: &random)]
+                    }))
         case 5: return .string("")
-        case 6: return .array((0..<Int.random(in: 0..<4, using: &random)).map { _ in randomValue(depth: depth + 1, random: &random) })
+        case 6:
+            return .array(
+                (0..<Int.random(in: 0..<4, using: &random)).map { _ in randomValue(depth: depth + 1, random: &random) })
         default:
             var members: [String: JSONValue] = [:]
             for index in 0..<Int.random(in: 0..<4, using: &random) {

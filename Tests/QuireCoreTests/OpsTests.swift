@@ -16,15 +16,31 @@ struct OpsTests {
     func item(_ id: String) -> String { #"{"id":"\#(id)","type":"t"}"# }
 
     @Test func insertItemsAtEveryAnchor() throws {
-        #expect(try after(#"{"op":"insertItems","section":"s1","items":[\#(item("x")),\#(item("y"))]}"#) == "s1[a b p(c1 c2) x y] s2[d] s3[]")
-        #expect(try after(#"{"op":"insertItems","section":"s1","after":"a","items":[\#(item("x"))]}"#) == "s1[a x b p(c1 c2)] s2[d] s3[]")
-        #expect(try after(#"{"op":"insertItems","section":"s1","before":"a","items":[\#(item("x"))]}"#) == "s1[x a b p(c1 c2)] s2[d] s3[]")
-        #expect(try after(#"{"op":"insertItems","after":"d","items":[\#(item("x"))]}"#) == "s1[a b p(c1 c2)] s2[d x] s3[]")
-        #expect(try after(#"{"op":"insertItems","section":"s3","items":[\#(item("x"))]}"#) == "s1[a b p(c1 c2)] s2[d] s3[x]")
-        #expect(try after(#"{"op":"insertItems","parent":"p","items":[\#(item("x"))]}"#) == "s1[a b p(c1 c2 x)] s2[d] s3[]")
-        #expect(try after(#"{"op":"insertItems","parent":"p","before":"c2","items":[\#(item("x"))]}"#) == "s1[a b p(c1 x c2)] s2[d] s3[]")
-        #expect(try after(#"{"op":"insertItems","before":"c1","items":[\#(item("x"))]}"#) == "s1[a b p(x c1 c2)] s2[d] s3[]")
-        #expect(try after(#"{"op":"insertItems","parent":"a","items":[\#(item("x"))]}"#) == "s1[a(x) b p(c1 c2)] s2[d] s3[]")
+        #expect(
+            try after(#"{"op":"insertItems","section":"s1","items":[\#(item("x")),\#(item("y"))]}"#)
+                == "s1[a b p(c1 c2) x y] s2[d] s3[]")
+        #expect(
+            try after(#"{"op":"insertItems","section":"s1","after":"a","items":[\#(item("x"))]}"#)
+                == "s1[a x b p(c1 c2)] s2[d] s3[]")
+        #expect(
+            try after(#"{"op":"insertItems","section":"s1","before":"a","items":[\#(item("x"))]}"#)
+                == "s1[x a b p(c1 c2)] s2[d] s3[]")
+        #expect(
+            try after(#"{"op":"insertItems","after":"d","items":[\#(item("x"))]}"#) == "s1[a b p(c1 c2)] s2[d x] s3[]")
+        #expect(
+            try after(#"{"op":"insertItems","section":"s3","items":[\#(item("x"))]}"#) == "s1[a b p(c1 c2)] s2[d] s3[x]"
+        )
+        #expect(
+            try after(#"{"op":"insertItems","parent":"p","items":[\#(item("x"))]}"#) == "s1[a b p(c1 c2 x)] s2[d] s3[]")
+        #expect(
+            try after(#"{"op":"insertItems","parent":"p","before":"c2","items":[\#(item("x"))]}"#)
+                == "s1[a b p(c1 x c2)] s2[d] s3[]")
+        #expect(
+            try after(#"{"op":"insertItems","before":"c1","items":[\#(item("x"))]}"#) == "s1[a b p(x c1 c2)] s2[d] s3[]"
+        )
+        #expect(
+            try after(#"{"op":"insertItems","parent":"a","items":[\#(item("x"))]}"#) == "s1[a(x) b p(c1 c2)] s2[d] s3[]"
+        )
     }
 
     @Test func removeAndUpdateItems() throws {
@@ -36,9 +52,14 @@ struct OpsTests {
         var bytes: [UInt8] = []
         b.write(into: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"id":"b","type":"u","data":{"k":1}}"#)
-        #expect(try after(#"{"op":"updateItems","items":[{"id":"p","type":"t","children":[\#(item("c2")),\#(item("z"))]}]}"#) == "s1[a b p(c2 z)] s2[d] s3[]")
+        #expect(
+            try after(
+                #"{"op":"updateItems","items":[{"id":"p","type":"t","children":[\#(item("c2")),\#(item("z"))]}]}"#)
+                == "s1[a b p(c2 z)] s2[d] s3[]")
         // Removed ids can be used again.
-        #expect(try after(#"{"op":"removeItems","ids":["a"]},{"op":"insertItems","section":"s3","items":[\#(item("a"))]}"#) == "s1[b p(c1 c2)] s2[d] s3[a]")
+        #expect(
+            try after(#"{"op":"removeItems","ids":["a"]},{"op":"insertItems","section":"s3","items":[\#(item("a"))]}"#)
+                == "s1[b p(c1 c2)] s2[d] s3[a]")
     }
 
     @Test func moveItemToEveryKindOfPlace() throws {
@@ -53,15 +74,24 @@ struct OpsTests {
     }
 
     @Test func sectionOps() throws {
-        #expect(try after(#"{"op":"insertSections","sections":[{"id":"n","items":[\#(item("x"))]}]}"#) == "s1[a b p(c1 c2)] s2[d] s3[] n[x]")
-        #expect(try after(#"{"op":"insertSections","before":"s1","sections":[{"id":"n","items":[]}]}"#) == "n[] s1[a b p(c1 c2)] s2[d] s3[]")
-        #expect(try after(#"{"op":"insertSections","after":"s1","sections":[{"id":"n","items":[]},{"id":"m","items":[]}]}"#) == "s1[a b p(c1 c2)] n[] m[] s2[d] s3[]")
+        #expect(
+            try after(#"{"op":"insertSections","sections":[{"id":"n","items":[\#(item("x"))]}]}"#)
+                == "s1[a b p(c1 c2)] s2[d] s3[] n[x]")
+        #expect(
+            try after(#"{"op":"insertSections","before":"s1","sections":[{"id":"n","items":[]}]}"#)
+                == "n[] s1[a b p(c1 c2)] s2[d] s3[]")
+        #expect(
+            try after(#"{"op":"insertSections","after":"s1","sections":[{"id":"n","items":[]},{"id":"m","items":[]}]}"#)
+                == "s1[a b p(c1 c2)] n[] m[] s2[d] s3[]")
         #expect(try after(#"{"op":"removeSections","ids":["s1"]}"#) == "s2[d] s3[]")
         #expect(try after(#"{"op":"moveSection","id":"s1"}"#) == "s2[d] s3[] s1[a b p(c1 c2)]")
         #expect(try after(#"{"op":"moveSection","id":"s3","before":"s1"}"#) == "s3[] s1[a b p(c1 c2)] s2[d]")
         #expect(try after(#"{"op":"moveSection","id":"s1","after":"s2"}"#) == "s2[d] s1[a b p(c1 c2)] s3[]")
         // Items of a removed section are gone from the index too.
-        #expect(try after(#"{"op":"removeSections","ids":["s1"]},{"op":"insertItems","section":"s3","items":[\#(item("a"))]}"#) == "s2[d] s3[a]")
+        #expect(
+            try after(
+                #"{"op":"removeSections","ids":["s1"]},{"op":"insertItems","section":"s3","items":[\#(item("a"))]}"#)
+                == "s2[d] s3[a]")
     }
 
     @Test func updateSectionChangesOnlyWhatItNames() throws {
@@ -73,7 +103,9 @@ struct OpsTests {
         let footerOnly = try applying(withHeader, #"{"op":"updateSection","id":"s2","footer":{"type":"f"}}"#)
         bytes = []
         footerOnly.firstPage(limit: 100).sections[1].write(into: &bytes)
-        #expect(String(decoding: bytes, as: UTF8.self).contains(#""header":{"type":"h","data":"x"},"footer":{"type":"f","data":null}"#))
+        #expect(
+            String(decoding: bytes, as: UTF8.self).contains(
+                #""header":{"type":"h","data":"x"},"footer":{"type":"f","data":null}"#))
         let cleared = try applying(footerOnly, #"{"op":"updateSection","id":"s2","header":null}"#)
         bytes = []
         cleared.firstPage(limit: 100).sections[1].write(into: &bytes)
@@ -104,7 +136,9 @@ struct OpsTests {
             if items.isEmpty || Int.random(in: 0..<3, using: &random) == 0 {
                 let position = Int.random(in: 0...items.count, using: &random)
                 let anchor = position < items.count ? #","before":"\#(items[position])""# : ""
-                version = try applying(version, #"{"op":"insertItems","section":"\#(model[section].0)"\#(anchor),"items":[\#(item("i\(step)"))]}"#)
+                version = try applying(
+                    version,
+                    #"{"op":"insertItems","section":"\#(model[section].0)"\#(anchor),"items":[\#(item("i\(step)"))]}"#)
                 model[section].1.insert("i\(step)", at: position)
             } else if Bool.random(using: &random) {
                 let index = Int.random(in: 0..<items.count, using: &random)
@@ -115,8 +149,13 @@ struct OpsTests {
                 let id = model[section].1.remove(at: index)
                 let target = Int.random(in: 0..<model.count, using: &random)
                 let position = Int.random(in: 0...model[target].1.count, using: &random)
-                let anchor = position > 0 ? #","after":"\#(model[target].1[position - 1])""# : #","section":"\#(model[target].0)""#
-                let op = position > 0 ? #"{"op":"moveItem","id":"\#(id)"\#(anchor)}"# : #"{"op":"moveItem","id":"\#(id)"\#(anchor),"before":"\#(model[target].1.first ?? "")"}"#
+                let anchor =
+                    position > 0
+                    ? #","after":"\#(model[target].1[position - 1])""# : #","section":"\#(model[target].0)""#
+                let op =
+                    position > 0
+                    ? #"{"op":"moveItem","id":"\#(id)"\#(anchor)}"#
+                    : #"{"op":"moveItem","id":"\#(id)"\#(anchor),"before":"\#(model[target].1.first ?? "")"}"#
                 if position == 0 && model[target].1.isEmpty {
                     version = try applying(version, #"{"op":"moveItem","id":"\#(id)","section":"\#(model[target].0)"}"#)
                 } else {

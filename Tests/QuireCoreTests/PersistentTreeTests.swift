@@ -1,5 +1,6 @@
-@testable import QuireCore
 import Testing
+
+@testable import QuireCore
 
 struct Weighted: TreeValue, Equatable {
     let value: Int

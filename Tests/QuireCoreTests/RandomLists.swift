@@ -38,7 +38,8 @@ struct RandomLists {
         var list = TestList()
         let sectionCount = Int.random(in: 0...8, using: &random)
         for _ in 0..<sectionCount {
-            list.sections.append(TestSection(id: freshID("s"), header: chance(30) ? .object(["type": "day", "data": data()]) : .null))
+            list.sections.append(
+                TestSection(id: freshID("s"), header: chance(30) ? .object(["type": "day", "data": data()]) : .null))
         }
         guard sectionCount > 0 else { return list }
         for _ in 0..<Int.random(in: 0...30, using: &random) {

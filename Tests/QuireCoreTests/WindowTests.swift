@@ -6,14 +6,17 @@ struct WindowTests {
     let version: ListVersion
 
     init() throws {
-        version = try makeVersion([("e0", []), ("s1", ["a", "p>c1,c2", "b"]), ("e2", []), ("s3", ["d", "q>c3"]), ("e4", [])])
+        version = try makeVersion([
+            ("e0", []), ("s1", ["a", "p>c1,c2", "b"]), ("e2", []), ("s3", ["d", "q>c3"]), ("e4", []),
+        ])
     }
 
     func describe(_ window: Window) -> String {
         window.sections.map { section in
-            "\(section.id)@\(section.offset)/\(section.count)[" + section.items.map { item in
-                item.parentID.map { "\(item.id)<\($0):\(item.depth)" } ?? item.id
-            }.joined(separator: " ") + "]"
+            "\(section.id)@\(section.offset)/\(section.count)["
+                + section.items.map { item in
+                    item.parentID.map { "\(item.id)<\($0):\(item.depth)" } ?? item.id
+                }.joined(separator: " ") + "]"
         }.joined(separator: " ")
     }
 
@@ -21,7 +24,9 @@ struct WindowTests {
         #expect(version.visibleCount() == 5)
         #expect(version.visibleCount(expanded: ["p"]) == 7)
         #expect(version.visibleCount(expanded: ["p", "q", "c1"]) == 8)
-        #expect(describe(version.firstPage(limit: 100, expanded: ["p"])) == "e0@0/0[] s1@0/5[a p c1<p:1 c2<p:1 b] e2@0/0[] s3@0/2[d q] e4@0/0[]")
+        #expect(
+            describe(version.firstPage(limit: 100, expanded: ["p"]))
+                == "e0@0/0[] s1@0/5[a p c1<p:1 c2<p:1 b] e2@0/0[] s3@0/2[d q] e4@0/0[]")
         #expect(version.visiblePosition(of: "c2", expanded: ["p"]) == 3)
         #expect(version.visiblePosition(of: "c2") == nil)
         #expect(version.visiblePosition(of: "c3", expanded: ["p", "q"]) == 7)
@@ -52,10 +57,12 @@ struct WindowTests {
         version.firstPage(limit: 2).encodeSections(into: &bytes)
         #expect(
             String(decoding: bytes, as: UTF8.self)
-                == #"[{"id":"e0","header":null,"footer":null,"offset":0,"count":0,"items":[]},{"id":"s1","header":null,"footer":null,"offset":0,"count":3,"items":[{"id":"a","type":"cell","data":null},{"id":"p","type":"cell","data":null,"childCount":2}]}]"#)
+                == #"[{"id":"e0","header":null,"footer":null,"offset":0,"count":0,"items":[]},{"id":"s1","header":null,"footer":null,"offset":0,"count":3,"items":[{"id":"a","type":"cell","data":null},{"id":"p","type":"cell","data":null,"childCount":2}]}]"#
+        )
         bytes = []
         version.firstPage(limit: 3, expanded: ["p"]).sections[1].items[2].write(into: &bytes)
-        #expect(String(decoding: bytes, as: UTF8.self) == #"{"id":"c1","type":"cell","data":null,"parent":"p","depth":1}"#)
+        #expect(
+            String(decoding: bytes, as: UTF8.self) == #"{"id":"c1","type":"cell","data":null,"parent":"p","depth":1}"#)
     }
 
     @Test func windowsOfAnEmptyList() throws {

@@ -96,7 +96,9 @@ extension WindowChanges {
     /// and index, where it comes from (flat old index, -1: inserted), its flags, and its section's items
     /// (read in place: copying an item would retain its node, a cache miss per item).
     func forEachSurvivingItem(
-        _ body: (_ section: Int, _ index: Int, _ source: Int32, _ flags: UInt8, _ items: UnsafeBufferPointer<WindowItem>) -> Void
+        _ body: (
+            _ section: Int, _ index: Int, _ source: Int32, _ flags: UInt8, _ items: UnsafeBufferPointer<WindowItem>
+        ) -> Void
     ) {
         newSources.withUnsafeBufferPointer { sources in
             newFlags.withUnsafeBufferPointer { flags in

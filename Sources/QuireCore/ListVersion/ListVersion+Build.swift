@@ -64,7 +64,8 @@ extension ListVersion {
                 draft.items, keys: itemKeys, cursor: &cursor, container: sectionKeys[index], isChild: false,
                 locations: &locations)
             builtSections.append(
-                SectionNode(key: sectionKeys[index], id: draft.id, header: draft.header, footer: draft.footer, items: items))
+                SectionNode(
+                    key: sectionKeys[index], id: draft.id, header: draft.header, footer: draft.footer, items: items))
         }
         let sectionLabels = OrderLabel.initial(count: drafts.count)
         let sectionOrder = sectionKeys.indices.sorted { sectionKeys[$0] < sectionKeys[$1] }

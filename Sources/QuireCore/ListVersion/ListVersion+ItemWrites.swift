@@ -53,7 +53,8 @@ extension ListVersion {
             case .before(let id): return itemIndex.value(for: try existingItem(id, path: "before"))!.containerKind
             case .end:
                 if let defaultKey { return itemIndex.value(for: defaultKey)!.containerKind }
-                throw ListValidationError(.missingField, path: "section", reason: "give a section, a parent or an anchor")
+                throw ListValidationError(
+                    .missingField, path: "section", reason: "give a section, a parent or an anchor")
             }
         }
     }
@@ -83,7 +84,8 @@ extension ListVersion {
         var ids: [String] = []
         Self.collectIDs(drafts, into: &ids)
         guard itemIndex.count + ids.count <= limits.maxItems else {
-            throw ListValidationError(.tooMany, path: basePath, reason: "more than \(limits.maxItems) items in the list")
+            throw ListValidationError(
+                .tooMany, path: basePath, reason: "more than \(limits.maxItems) items in the list")
         }
         let keys = interner.intern(ids)
         var seen = Set<Int32>()
@@ -141,8 +143,10 @@ extension ListVersion {
     mutating func moveItem(_ id: String, target: ListOp.Target?, anchor: ListOp.Anchor) throws(ListValidationError) {
         let key = try existingItem(id, path: "id")
         switch anchor {
-        case .after(id): throw ListValidationError(.invalidAnchor, path: "after", reason: "an item cannot anchor itself")
-        case .before(id): throw ListValidationError(.invalidAnchor, path: "before", reason: "an item cannot anchor itself")
+        case .after(id):
+            throw ListValidationError(.invalidAnchor, path: "after", reason: "an item cannot anchor itself")
+        case .before(id):
+            throw ListValidationError(.invalidAnchor, path: "before", reason: "an item cannot anchor itself")
         default: break
         }
         let container = try container(for: target, anchor: anchor, defaultKey: key)

@@ -57,7 +57,8 @@ extension ListVersion {
             if case .set(let bytes) = header { newHeader = bytes }
             if case .set(let bytes) = footer { newFooter = bytes }
             sections.insert(
-                section.replacingSupplementaries(header: newHeader, footer: newFooter), for: sectionIndex.value(for: key)!)
+                section.replacingSupplementaries(header: newHeader, footer: newFooter),
+                for: sectionIndex.value(for: key)!)
         case .moveSection(let id, let anchor):
             try moveSection(id, anchor: anchor)
         }

@@ -43,7 +43,8 @@ extension ListVersion {
                 draft.items, keys: itemKeys, cursor: &cursor, container: sectionKeys[index], isChild: false,
                 locations: &locations)
             sections.insert(
-                SectionNode(key: sectionKeys[index], id: draft.id, header: draft.header, footer: draft.footer, items: items),
+                SectionNode(
+                    key: sectionKeys[index], id: draft.id, header: draft.header, footer: draft.footer, items: items),
                 for: labels[index])
             sectionIndex.insert(labels[index], for: sectionKeys[index])
         }
@@ -65,7 +66,8 @@ extension ListVersion {
     mutating func moveSection(_ id: String, anchor: ListOp.Anchor) throws(ListValidationError) {
         let key = try existingSection(id, path: "id")
         switch anchor {
-        case .after(id): throw ListValidationError(.invalidAnchor, path: "after", reason: "a section cannot anchor itself")
+        case .after(id):
+            throw ListValidationError(.invalidAnchor, path: "after", reason: "a section cannot anchor itself")
         case .before(id):
             throw ListValidationError(.invalidAnchor, path: "before", reason: "a section cannot anchor itself")
         default: break

@@ -18,7 +18,8 @@ final class ItemNode: Sendable, TreeValue {
     var descendantCount: Int { children.weight }
 
     convenience init(key: Int32, draft: ItemDraft, children: PersistentTree<OrderLabel, ItemNode>) {
-        self.init(key: key, id: draft.id, encoded: draft.encoded, idEnd: draft.idEnd, hash: draft.hash, children: children)
+        self.init(
+            key: key, id: draft.id, encoded: draft.encoded, idEnd: draft.idEnd, hash: draft.hash, children: children)
     }
 
     init(

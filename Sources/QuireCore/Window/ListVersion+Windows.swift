@@ -38,7 +38,8 @@ extension ListVersion {
     /// - Complexity: as ``window(range:expanded:)``.
     public func lastPage(limit: Int, expanded: Set<String> = []) -> Window {
         let layout = VisibleLayout(version: self, expanded: expanded)
-        return window(range: max(0, layout.total - Self.clamp(limit))..<layout.total, layout: layout, expanded: expanded)
+        return window(
+            range: max(0, layout.total - Self.clamp(limit))..<layout.total, layout: layout, expanded: expanded)
     }
 
     /// The `limit` visible items after the item `id`, or `nil` when it is absent or hidden.
@@ -115,7 +116,8 @@ extension ListVersion {
             result.append(WindowSection(node: section.node, offset: localStart, count: section.count, items: items))
         }
         return Window(
-            version: version, expanded: expanded, start: start, count: end - start, total: layout.total, sections: result,
+            version: version, expanded: expanded, start: start, count: end - start, total: layout.total,
+            sections: result,
             maximumKey: maximumKey)
     }
 

@@ -50,7 +50,9 @@ struct DraftDecoder {
 
     mutating func itemArray(_ json: JSONValue, depth: Int) throws(ListValidationError) -> [ItemDraft] {
         guard let elements = json.arrayValue else { throw path.error(.wrongType, "expected an array") }
-        guard elements.count <= limits.maxItems else { throw path.error(.tooMany, "more than \(limits.maxItems) items") }
+        guard elements.count <= limits.maxItems else {
+            throw path.error(.tooMany, "more than \(limits.maxItems) items")
+        }
         var drafts: [ItemDraft] = []
         drafts.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {

@@ -24,7 +24,9 @@ extension ListOp {
     ///
     /// - Throws: ``ListValidationError`` with a path inside the op.
     /// - Complexity: O(*n*) in the size of the op.
-    public static func decode(_ json: JSONValue, limits: ListLimits = ListLimits()) throws(ListValidationError) -> ListOp {
+    public static func decode(_ json: JSONValue, limits: ListLimits = ListLimits()) throws(ListValidationError)
+        -> ListOp
+    {
         var decoder = DraftDecoder(limits: limits)
         guard let object = json.objectValue else { throw decoder.path.error(.wrongType, "expected an op object") }
         guard let name = object["op"]?.stringValue else {
