@@ -173,3 +173,18 @@ struct OpsTests {
         }
     }
 }
+
+@Suite("Documents")
+struct DocumentTests {
+    /// A version written as a document and read back is the same list, under the stored version number.
+    @Test func roundTripsThroughItsDocument() throws {
+        var generator = RandomLists(seed: 5)
+        for _ in 0..<50 {
+            let version = try generator.list().version()
+            let reloaded = try ListVersion(document: JSONParser().parse(version.documentBytes), version: 42)
+            #expect(reloaded.version == 42)
+            #expect(reloaded.documentBytes == version.documentBytes)
+            #expect(reloaded.itemCount == version.itemCount && reloaded.sectionIDs == version.sectionIDs)
+        }
+    }
+}

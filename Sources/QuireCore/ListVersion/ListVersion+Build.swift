@@ -10,14 +10,21 @@ extension ListVersion {
         return try decoder.document(json)
     }
 
-    /// The first version of a list (version 1) built from a whole document.
+    /// A list built from a whole document: version 1 for a new list, or the stored version number when a
+    /// list is loaded back from storage.
     ///
+    /// - Parameters:
+    ///   - document: `{ "sections": [...] }`.
+    ///   - limits: the limits for this and every later write.
+    ///   - interner: the id table of the lineage; a new one by default.
+    ///   - version: the version number to give it (1 by default).
     /// - Throws: ``ListValidationError`` naming the path of the first problem (duplicate ids included).
     /// - Complexity: O(*n* log *n*).
-    public init(document: JSONValue, limits: ListLimits = ListLimits(), interner: IdInterner = IdInterner())
-        throws(ListValidationError)
-    {
+    public init(
+        document: JSONValue, limits: ListLimits = ListLimits(), interner: IdInterner = IdInterner(), version: UInt64 = 1
+    ) throws(ListValidationError) {
         self = try ListVersion.empty(limits: limits, interner: interner).replacing(with: document)
+        self.version = version
     }
 
     /// The next version, with the whole content replaced by `document` (a `PUT`).
