@@ -55,8 +55,6 @@ public struct WindowItem: Sendable {
     let node: ItemNode
     /// The parent item when this is a child shown under an expanded item.
     let parent: ItemNode?
-    /// 0 at the top level; n for a child n levels down.
-    public let depth: Int
     /// Hash of everything the client renders: the item's bytes, parent, depth and child count.
     let hash: UInt64
     /// The interned id (stored, so the diff reads it without touching the node).
@@ -65,20 +63,26 @@ public struct WindowItem: Sendable {
     let idEnd: Int32
     /// The node's encoded bytes (the same buffer, held here so writing skips a pointer chase).
     let encoded: [UInt8]
+    /// Depth and child count, kept small so that a window's items pack tightly (the diff streams them).
+    private let storedDepth: Int32
+    private let storedChildCount: Int32
+
+    /// 0 at the top level; n for a child n levels down.
+    public var depth: Int { Int(storedDepth) }
     /// Number of direct children (0 without).
-    public let childCount: Int
+    public var childCount: Int { Int(storedChildCount) }
 
     init(node: ItemNode, parent: ItemNode?, depth: Int) {
         self.node = node
         self.parent = parent
-        self.depth = depth
+        self.storedDepth = Int32(depth)
         var hash = ContentHash.combine(node.hash, UInt64(bitPattern: Int64(parent?.key ?? -1)))
         hash = ContentHash.combine(hash, UInt64(depth) << 32 | UInt64(node.children.count))
         self.hash = hash
         self.key = node.key
         self.idEnd = Int32(node.idEnd)
         self.encoded = node.encoded
-        self.childCount = node.children.count
+        self.storedChildCount = Int32(clamping: node.children.count)
     }
 
     /// The item's id.
