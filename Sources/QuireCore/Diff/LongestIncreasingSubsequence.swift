@@ -2,7 +2,7 @@
 ///
 /// - Returns: `mask[i]` is `true` when `values[i]` is in the subsequence.
 /// - Complexity: O(*n* log *n*).
-func longestIncreasingSubsequenceMask(_ values: [Int]) -> [Bool] {
+func longestIncreasingSubsequenceMask<Value: BinaryInteger>(_ values: [Value]) -> [Bool] {
     var mask = [Bool](repeating: false, count: values.count)
     guard !values.isEmpty else { return mask }
     // tails[k]: index of the smallest tail of an increasing run of length k + 1; previous: back links.

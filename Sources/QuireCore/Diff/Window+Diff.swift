@@ -39,8 +39,8 @@ extension Window {
         var moved = 0
         var updated = 0
         var matched = 0
-        var sameSection: [Int] = []
-        var sameSectionIndexes: [Int] = []
+        var sameSection: [Int32] = []
+        var sameSectionIndexes: [Int32] = []
         for (newIndex, section) in new.sections.enumerated() where newToOld[newIndex] >= 0 {
             let oldIndex = newToOld[newIndex]
             let base = newBase[newIndex]
@@ -65,8 +65,8 @@ extension Window {
                         updated += 1
                     }
                     if sourceFlat >= oldStart && sourceFlat < oldEnd {
-                        sameSection.append(sourceFlat)
-                        sameSectionIndexes.append(flat)
+                        sameSection.append(Int32(sourceFlat))
+                        sameSectionIndexes.append(Int32(flat))
                     } else {
                         moved += 1
                     }
@@ -74,7 +74,7 @@ extension Window {
             }
             let mask = longestIncreasingSubsequenceMask(sameSection)
             for (position, flat) in sameSectionIndexes.enumerated() {
-                if mask[position] { newFlags[flat] |= WindowChanges.stays } else { moved += 1 }
+                if mask[position] { newFlags[Int(flat)] |= WindowChanges.stays } else { moved += 1 }
             }
         }
         var surviving = 0
