@@ -1,0 +1,98 @@
+/// A value stored in a ``PersistentTree``: its weight is summed in every node, so that the tree can
+/// answer "how much weight lies before element *i*" in O(log *n*).
+protocol TreeValue: Sendable {
+    var treeWeight: Int { get }
+}
+
+/// One node of a ``PersistentTree``. Immutable once built: every write copies the path from the root to
+/// the changed leaf and shares every other node with the tree it came from.
+final class TreeNode<Key: Comparable & Sendable, Value: TreeValue>: Sendable {
+    /// In a leaf, the elements' keys; in an inner node, the largest key of each child.
+    let keys: [Key]
+    /// The elements' values (leaves only).
+    let values: [Value]
+    /// The children (inner nodes only).
+    let children: [TreeNode<Key, Value>]
+    /// Elements in this subtree.
+    let count: Int
+    /// Sum of the elements' weights in this subtree.
+    let weight: Int
+    let isLeaf: Bool
+
+    init(keys: [Key], values: [Value]) {
+        self.keys = keys
+        self.values = values
+        self.children = []
+        self.count = keys.count
+        var weight = 0
+        for value in values { weight += value.treeWeight }
+        self.weight = weight
+        self.isLeaf = true
+    }
+
+    init(children: [TreeNode<Key, Value>]) {
+        var keys: [Key] = []
+        keys.reserveCapacity(children.count)
+        var count = 0
+        var weight = 0
+        for child in children {
+            keys.append(child.keys[child.keys.count - 1])
+            count += child.count
+            weight += child.weight
+        }
+        self.keys = keys
+        self.values = []
+        self.children = children
+        self.count = count
+        self.weight = weight
+        self.isLeaf = false
+    }
+
+    /// Entries in this node itself: elements of a leaf, children of an inner node.
+    var width: Int { keys.count }
+}
+
+/// A persistent B+-tree: a sorted map from `Key` to `Value` whose copies share structure.
+///
+/// Writes cost O(log *n*) time and allocate O(log *n*) memory (the copied path); reads are O(log *n*)
+/// by key or by position. Values are `Sendable` and nodes immutable, so any number of threads can read
+/// one tree while another builds the next version from it.
+struct PersistentTree<Key: Comparable & Sendable, Value: TreeValue>: Sendable {
+    typealias Node = TreeNode<Key, Value>
+
+    /// The most entries in one node.
+    static var capacity: Int { 64 }
+    /// A node with fewer entries than this is merged with a neighbour.
+    static var minimum: Int { 16 }
+    /// How full bulk-built nodes are.
+    static var fill: Int { 48 }
+
+    var root: Node
+
+    /// An empty tree.
+    init() {
+        root = Node(keys: [], values: [])
+    }
+
+    init(root: Node) {
+        self.root = root
+    }
+
+    /// Number of elements.
+    var count: Int { root.count }
+    /// Sum of the elements' weights.
+    var weight: Int { root.weight }
+    var isEmpty: Bool { root.count == 0 }
+
+    /// Index of the first key in `keys` not less than `key`.
+    @inline(__always)
+    static func lowerBound(_ keys: [Key], _ key: Key) -> Int {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) >> 1
+            if keys[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
