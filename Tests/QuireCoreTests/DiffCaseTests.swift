@@ -118,3 +118,16 @@ struct DiffCaseTests {
 extension ListVersion {
     func documentJSON() throws -> JSONValue { try JSONParser().parse(documentBytes) }
 }
+
+@Suite("Diff across lineages")
+struct LineageTests {
+    @Test func aRecreatedListReplacesEverySection() throws {
+        let old = try makeVersion([("s", ["a", "b"])])
+        let recreated = try makeVersion([("s", ["b", "a"])])
+        let changes = old.firstPage(limit: 10).changes(to: recreated.firstPage(limit: 10))
+        #expect(changes.deletedSectionCount == 1 && changes.insertedSectionCount == 1 && changes.movedItemCount == 0)
+        var client = try old.firstPage(limit: 10).clientWindow()
+        try client.apply(batch: changes.batchJSON)
+        #expect(client == (try recreated.firstPage(limit: 10).clientWindow()))
+    }
+}

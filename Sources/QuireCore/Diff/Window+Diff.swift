@@ -4,6 +4,7 @@ extension Window {
     /// Sections: deletes, inserts, moves (minimal, by longest increasing subsequence), header/footer
     /// updates; a moved section whose items change is sent as delete + insert. Items: deletes, inserts,
     /// moves within and across surviving sections (minimal within each section), content updates by hash.
+    /// Windows of different lineages (different id tables) are diffed as a replacement of every section.
     ///
     /// - Complexity: O(*k* log *k*) in the windows' size *k* (the subsequences), linear otherwise.
     public func changes(to new: Window) -> WindowChanges {
@@ -99,10 +100,13 @@ extension Window {
     }
 
     /// Sections matched by key: old → new and new → old indexes (-1 when not surviving), and which new
-    /// sections keep their place. A section that moves and whose items change does not survive.
+    /// sections keep their place. A section that moves and whose items change does not survive. Windows of
+    /// two lineages (a list deleted and created again) share no keys: every section is replaced.
     private static func matchSections(_ old: Window, _ new: Window) -> ([Int], [Int], [Bool]) {
         var oldSectionIndex: [Int32: Int] = [:]
-        for (index, section) in old.sections.enumerated() { oldSectionIndex[section.key] = index }
+        if old.interner === new.interner {
+            for (index, section) in old.sections.enumerated() { oldSectionIndex[section.key] = index }
+        }
         var newToOld = [Int](repeating: -1, count: new.sections.count)
         var common: [Int] = []
         for (index, section) in new.sections.enumerated() {

@@ -118,7 +118,7 @@ extension ListVersion {
         return Window(
             version: version, expanded: expanded, start: start, count: end - start, total: layout.total,
             sections: result,
-            maximumKey: maximumKey)
+            maximumKey: maximumKey, interner: interner)
     }
 
     /// Appends visible items of `container` from visible offset `skip` on, until `remaining` runs out.

@@ -15,6 +15,8 @@ public struct Window: Sendable {
     public let sections: [WindowSection]
     /// The largest interned key among the items (-1 when empty): sizes the diff's lookup table.
     let maximumKey: Int32
+    /// The id table of the list's lineage: keys compare only between windows that share it.
+    let interner: IdInterner
 
     /// Whether visible items come before the window.
     public var hasPrev: Bool { start > 0 }
