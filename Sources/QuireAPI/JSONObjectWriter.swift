@@ -1,3 +1,5 @@
+import QuireCore
+
 /// Writes one flat JSON object (string, integer and string-array members) for the API's small
 /// documents (problems, health). Bulk JSON (lists, pages, changes) is assembled from pre-encoded bytes.
 struct JSONObjectWriter {
@@ -36,24 +38,7 @@ struct JSONObjectWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    /// Appends `value` as a JSON string literal, escaping quotes, backslashes and control characters.
     static func appendString(_ value: String, to bytes: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0xF)])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONWriter.writeString(value, into: &bytes)
     }
 }

@@ -1,35 +1,65 @@
 public import Logging
+public import QuireCore
 public import QuireHTTP
 
 /// The Quire HTTP service: every route of API.md over one ``HTTPServer``.
 ///
-/// Built once at start-up; its responder is immutable and shared by libmicrohttpd's threads.
+/// Built once at start-up; its responder is immutable and shared by libmicrohttpd's threads. Start-up
+/// order: the server answers `/healthz` at once and `/readyz` with `503` until ``load()`` has loaded the
+/// stored lists.
 public final class QuireService: Sendable {
     public let server: HTTPServer
     public let readiness: Readiness
     public let router: RouterResponder
+    public let registry: ListRegistry
+    let context: APIContext
     /// Every `(method, pattern)` the service answers, for the OpenAPI check.
     public let routes: [(method: String, pattern: String)]
 
-    public init(configuration: Configuration, logger: Logger) {
+    /// - Parameter store: where lists are kept durably (``InMemoryListStore`` keeps nothing).
+    public init(configuration: Configuration, logger: Logger, store: any ListStore = InMemoryListStore()) {
         let readiness = Readiness()
+        let registry = ListRegistry(store: store, limits: configuration.limits)
+        let context = APIContext(registry: registry, configuration: configuration, logger: logger)
         var router = Router()
         OperationsRoutes.add(to: &router, readiness: readiness)
+        context.addRoutes(to: &router)
         self.readiness = readiness
+        self.registry = registry
+        self.context = context
+        router.on("GET", "/metrics") { _, _ in context.metrics() }
         self.routes = router.routeList
         self.router = router.buildResponder(logger: logger)
         self.server = HTTPServer(configuration: configuration.http, logger: logger, responder: self.router)
     }
 
-    /// Starts listening; `/readyz` answers `200` from then on.
+    /// Starts listening: `/healthz` answers from now on, `/readyz` once ``load()`` is done.
     public func start() throws(HTTPServerError) {
         try server.start()
+    }
+
+    /// Loads the stored lists, seeds the demo list when configured, and turns ready.
+    public func load() throws {
+        let count = try registry.load()
+        context.logger.info("lists loaded", metadata: ["lists": "\(count)", "items": "\(registry.totals.items)"])
+        if context.configuration.demo.seed {
+            try DemoData.seedIfMissing(registry)
+        }
+        context.startMaintenance()
         readiness.set(.ready)
     }
 
-    /// Graceful shutdown: `/readyz` answers `503`, in-flight requests finish, then the server stops.
+    /// Starts and loads: what a test or a simple embedding wants.
+    public func startAndLoad() throws {
+        try start()
+        try load()
+    }
+
+    /// Graceful shutdown: `/readyz` answers `503`, waiting long polls are answered, in-flight requests
+    /// finish, then the server stops.
     public func shutdown() {
         readiness.set(.draining)
+        context.shutdown()
         server.shutdown()
     }
 }
@@ -40,6 +70,12 @@ extension QuireService {
         public var http = HTTPServer.Configuration()
         /// The token producers send as `Authorization: Bearer <token>`; `nil` leaves writes open.
         public var writeToken: String?
+        /// Limits every list write is validated against.
+        public var limits = ListLimits()
+        public var pages = PageSettings()
+        public var sessions = SessionSettings()
+        public var longPolls = LongPollSettings()
+        public var demo = DemoSettings()
 
         public init() {}
     }

@@ -127,7 +127,7 @@ public final class HTTPClientConnection {
         var headers = HTTPHeaders()
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: " \t"))
+            headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimming(" \t"))
         }
         let body: [UInt8]
         if isHead || status == 204 || status == 304 || (100..<200).contains(status) {
@@ -157,7 +157,7 @@ public final class HTTPClientConnection {
             let lineEnd = try readUntil([13, 10])
             let sizeText = String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
             buffer.removeFirst(lineEnd + 2)
-            guard let size = Int(sizeText.trimmingCharacters(in: " "), radix: 16) else {
+            guard let size = Int(sizeText.trimming(" "), radix: 16) else {
                 throw HTTPClientError("malformed chunk size")
             }
             if size == 0 {
@@ -236,10 +236,11 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
 }
 
 extension StringProtocol {
-    fileprivate func trimmingCharacters(in set: String) -> String {
+    /// The text without the leading and trailing characters found in `characters` (spaces, tabs).
+    public func trimming(_ characters: String) -> String {
         var slice = Substring(self)
-        while let first = slice.first, set.contains(first) { slice.removeFirst() }
-        while let last = slice.last, set.contains(last) { slice.removeLast() }
+        while let first = slice.first, characters.contains(first) { slice.removeFirst() }
+        while let last = slice.last, characters.contains(last) { slice.removeLast() }
         return String(slice)
     }
 }

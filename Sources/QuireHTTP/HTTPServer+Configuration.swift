@@ -9,8 +9,9 @@ extension HTTPServer {
         public var port: Int = 8080
         /// libmicrohttpd's worker threads (epoll, one event loop each). Default: the number of cores.
         public var threads: Int = Configuration.coreCount
-        /// Connections open at once; beyond it new connections are refused. Default `4096`.
-        public var connectionLimit: Int = 4096
+        /// Connections open at once (long polls included); beyond it new connections are refused.
+        /// Default `10000`.
+        public var connectionLimit: Int = 10_000
         /// Connections open at once from one IP address; `0` means no limit. Default `0`.
         public var perIPConnectionLimit: Int = 0
         /// Seconds of inactivity after which a connection is closed (a trickling client included).

@@ -50,11 +50,14 @@ struct ServeCommand: ParsableCommand {
         let logger = Logger(label: "quire")
         routeLibmicrohttpdPanics(to: logger)
 
+        FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
         let service = QuireService(configuration: settings.service, logger: logger)
         do {
             try service.start()
+            try service.load()
         } catch {
             logger.critical("cannot start: \(error)")
+            service.shutdown()
             throw ExitCode(1)
         }
         let signal = TerminationSignals.wait()

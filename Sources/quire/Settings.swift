@@ -1,6 +1,7 @@
 import Configuration
 import Logging
 import QuireAPI
+import QuireCore
 import QuireHTTP
 import SystemPackage
 
@@ -22,37 +23,42 @@ struct Settings: Equatable {
         case json
     }
 
-    /// Every key with its default, in documentation order: (key, default, description).
-    static let keys: [(key: String, value: ConfigContent, summary: String)] = {
+    /// Every key with its default, in the order of config/quire.yaml (which documents each).
+    static let keys: [(key: String, value: ConfigContent)] = {
         let http = HTTPServer.Configuration()
+        let limits = ListLimits()
+        let (pages, sessions) = (QuireService.PageSettings(), QuireService.SessionSettings())
+        let (longPolls, demo) = (QuireService.LongPollSettings(), QuireService.DemoSettings())
         return [
-            ("server.host", .string(http.host), "Address to bind (IPv4/IPv6 literal or localhost)."),
-            ("server.port", .int(http.port), "TCP port; 0 picks a free one."),
-            ("server.threads", .int(0), "Event-loop threads; 0 means one per core."),
-            ("server.connectionLimit", .int(http.connectionLimit), "Connections open at once."),
-            (
-                "server.perIpConnectionLimit", .int(http.perIPConnectionLimit),
-                "Connections per client IP; 0 = no limit."
-            ),
-            (
-                "server.connectionTimeout", .int(http.connectionTimeoutSeconds),
-                "Seconds of inactivity before a connection is closed."
-            ),
-            ("server.maxBodyBytes", .int(http.maxBodyBytes), "Largest request body; larger gets 413."),
-            (
-                "server.connectionMemoryBytes", .int(http.connectionMemoryBytes),
-                "Per-connection memory for the request line and headers."
-            ),
-            (
-                "server.drainTimeout", .double(http.drainTimeoutSeconds),
-                "Seconds in-flight requests get to finish on shutdown."
-            ),
-            (
-                "auth.writeToken", .string(""),
-                "Bearer token required for writes; empty = writes are open (loopback only)."
-            ),
-            ("log.level", .string("info"), "trace, debug, info, notice, warning, error or critical."),
-            ("log.format", .string("text"), "text (human-readable) or json (one object per line)."),
+            ("server.host", .string(http.host)),
+            ("server.port", .int(http.port)),
+            ("server.threads", .int(0)),
+            ("server.connectionLimit", .int(http.connectionLimit)),
+            ("server.perIpConnectionLimit", .int(http.perIPConnectionLimit)),
+            ("server.connectionTimeout", .int(http.connectionTimeoutSeconds)),
+            ("server.maxBodyBytes", .int(http.maxBodyBytes)),
+            ("server.connectionMemoryBytes", .int(http.connectionMemoryBytes)),
+            ("server.drainTimeout", .double(http.drainTimeoutSeconds)),
+            ("auth.writeToken", .string("")),
+            ("limits.maxItems", .int(limits.maxItems)),
+            ("limits.maxSections", .int(limits.maxSections)),
+            ("limits.maxIdLength", .int(limits.maxIDLength)),
+            ("limits.maxTypeLength", .int(limits.maxTypeLength)),
+            ("limits.maxDataBytes", .int(limits.maxDataBytes)),
+            ("limits.maxDepth", .int(limits.maxDepth)),
+            ("pages.defaultLimit", .int(pages.defaultLimit)),
+            ("pages.maxLimit", .int(pages.maxLimit)),
+            ("pages.cacheEntries", .int(pages.cacheEntries)),
+            ("sessions.capacity", .int(sessions.capacity)),
+            ("sessions.idleTimeout", .double(sessions.idleSeconds)),
+            ("sessions.resetShare", .double(sessions.resetShare)),
+            ("longPoll.maxWait", .double(longPolls.maxWaitSeconds)),
+            ("longPoll.maxWaiters", .int(longPolls.maxWaiters)),
+            ("demo.seed", .bool(demo.seed)),
+            ("demo.live", .bool(demo.live)),
+            ("demo.interval", .double(demo.intervalSeconds)),
+            ("log.level", .string("info")),
+            ("log.format", .string("text")),
         ]
     }()
 
@@ -114,6 +120,25 @@ struct Settings: Equatable {
         http.connectionMemoryBytes = try config.requiredInt(forKey: "server.connectionMemoryBytes")
         http.drainTimeoutSeconds = try config.requiredDouble(forKey: "server.drainTimeout")
         service.http = http
+        service.limits = ListLimits(
+            maxItems: try config.requiredInt(forKey: "limits.maxItems"),
+            maxSections: try config.requiredInt(forKey: "limits.maxSections"),
+            maxIDLength: try config.requiredInt(forKey: "limits.maxIdLength"),
+            maxTypeLength: try config.requiredInt(forKey: "limits.maxTypeLength"),
+            maxDataBytes: try config.requiredInt(forKey: "limits.maxDataBytes"),
+            maxDepth: try config.requiredInt(forKey: "limits.maxDepth"))
+        service.pages.defaultLimit = try config.requiredInt(forKey: "pages.defaultLimit")
+        service.pages.maxLimit = try config.requiredInt(forKey: "pages.maxLimit")
+        service.pages.cacheEntries = try config.requiredInt(forKey: "pages.cacheEntries")
+        service.sessions.capacity = try config.requiredInt(forKey: "sessions.capacity")
+        service.sessions.idleSeconds = try config.requiredDouble(forKey: "sessions.idleTimeout")
+        service.sessions.resetShare = try config.requiredDouble(forKey: "sessions.resetShare")
+        service.longPolls.maxWaitSeconds = try config.requiredDouble(forKey: "longPoll.maxWait")
+        service.longPolls.maxWaiters = try config.requiredInt(forKey: "longPoll.maxWaiters")
+        service.demo.seed = try config.requiredBool(forKey: "demo.seed")
+        service.demo.live = try config.requiredBool(forKey: "demo.live")
+        service.demo.intervalSeconds = try config.requiredDouble(forKey: "demo.interval")
+        try Self.check(service)
         let token = try config.requiredString(forKey: "auth.writeToken", isSecret: true)
         service.writeToken = token.isEmpty ? nil : token
         let level = try config.requiredString(forKey: "log.level")
@@ -128,6 +153,33 @@ struct Settings: Equatable {
             throw SettingsError("log.format must be text or json, not '\(format)'")
         }
         self.logFormat = logFormat
+    }
+
+    /// Refuses values out of range, naming the key.
+    static func check(_ service: QuireService.Configuration) throws {
+        let checks: [(Bool, String)] = [
+            (service.limits.maxItems >= 1, "limits.maxItems must be at least 1"),
+            (service.limits.maxSections >= 1, "limits.maxSections must be at least 1"),
+            (service.limits.maxIDLength >= 1, "limits.maxIdLength must be at least 1"),
+            (service.limits.maxTypeLength >= 1, "limits.maxTypeLength must be at least 1"),
+            (service.limits.maxDataBytes >= 4, "limits.maxDataBytes must be at least 4"),
+            (service.limits.maxDepth >= 0, "limits.maxDepth must not be negative"),
+            ((1...100_000).contains(service.pages.maxLimit), "pages.maxLimit must be from 1 to 100000"),
+            (
+                (1...service.pages.maxLimit).contains(service.pages.defaultLimit),
+                "pages.defaultLimit must be from 1 to pages.maxLimit"
+            ),
+            (service.pages.cacheEntries >= 1, "pages.cacheEntries must be at least 1"),
+            (service.sessions.capacity >= 1, "sessions.capacity must be at least 1"),
+            (service.sessions.idleSeconds > 0, "sessions.idleTimeout must be positive"),
+            (service.sessions.resetShare > 0, "sessions.resetShare must be positive"),
+            (service.longPolls.maxWaitSeconds >= 0, "longPoll.maxWait must not be negative"),
+            (service.longPolls.maxWaiters >= 0, "longPoll.maxWaiters must not be negative"),
+            (service.demo.intervalSeconds >= 0.1, "demo.interval must be at least 0.1"),
+        ]
+        if let failed = checks.first(where: { !$0.0 }) {
+            throw SettingsError(failed.1)
+        }
     }
 
     /// Refuses what would be unsafe to run: an open write API on a non-loopback address.

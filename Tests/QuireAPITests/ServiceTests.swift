@@ -15,7 +15,7 @@ struct ServiceTests {
         configuration.http.drainTimeoutSeconds = 2
         configure(&configuration)
         let service = QuireService(configuration: configuration, logger: TestServer.logger)
-        try service.start()
+        try service.startAndLoad()
         let server = try TestServer(running: service.server)
         return (service, server)
     }

@@ -1,0 +1,95 @@
+import Logging
+import QuireCore
+import QuireHTTP
+import Synchronization
+
+/// What every product route shares: the lists, the sessions, the waiting long polls, the page cache
+/// and the settings. Immutable itself; each part guards its own state.
+final class APIContext: Sendable {
+    let registry: ListRegistry
+    let sessions: SessionStore
+    let longPolls: LongPolls
+    let pageCache: PageCache
+    let configuration: QuireService.Configuration
+    let authorization: WriteAuthorization
+    let logger: Logger
+    /// Whether the housekeeping thread runs (see `startMaintenance()`).
+    let maintenanceRunning = Atomic<Bool>(false)
+
+    init(registry: ListRegistry, configuration: QuireService.Configuration, logger: Logger) {
+        self.registry = registry
+        self.configuration = configuration
+        self.logger = logger
+        sessions = SessionStore(
+            capacity: configuration.sessions.capacity, idleSeconds: configuration.sessions.idleSeconds)
+        longPolls = LongPolls(capacity: configuration.longPolls.maxWaiters)
+        pageCache = PageCache(capacity: configuration.pages.cacheEntries)
+        authorization = WriteAuthorization(token: configuration.writeToken)
+        registry.observe { [longPolls, sessions] list, version in
+            if version == nil { sessions.removeAll(of: list) }
+            longPolls.notify(list)
+        }
+    }
+
+    /// Adds every route of API.md §2–§4.
+    func addRoutes(to router: inout Router) {
+        router.on("GET", "/v1/lists") { [self] _, _ in try listIndex() }
+        router.on("PUT", "/v1/lists/{list}") { [self] in try putList($0, $1) }
+        router.on("GET", "/v1/lists/{list}") { [self] in try page($0, $1) }
+        router.on("DELETE", "/v1/lists/{list}") { [self] in try deleteList($0, $1) }
+        router.on("POST", "/v1/lists/{list}/ops") { [self] in try applyOps($0, $1) }
+        router.on("POST", "/v1/lists/{list}/sessions") { [self] in try createSession($0, $1) }
+        router.on("GET", "/v1/sessions/{id}/changes") { [self] in try changes($0, $1) }
+        router.on("POST", "/v1/sessions/{id}/expand") { [self] in try expand($0, $1, expanding: true) }
+        router.on("POST", "/v1/sessions/{id}/collapse") { [self] in try expand($0, $1, expanding: false) }
+        router.on("POST", "/v1/sessions/{id}/reset") { [self] in try resetSession($0, $1) }
+        router.on("DELETE", "/v1/sessions/{id}") { [self] in try deleteSession($0, $1) }
+    }
+
+    /// Stops the housekeeping and answers every waiting long poll (the service is stopping).
+    func shutdown() {
+        maintenanceRunning.store(false, ordering: .relaxed)
+        longPolls.shutdown()
+    }
+}
+
+/// Settings of the product API, with their defaults.
+extension QuireService {
+    public struct PageSettings: Sendable, Equatable {
+        /// Items in a page when the request names no `limit` (default 50).
+        public var defaultLimit = 50
+        /// The largest `limit` accepted (default 500).
+        public var maxLimit = 500
+        /// Stateless pages kept ready to send, the most recently used (default 1024).
+        public var cacheEntries = 1024
+        public init() {}
+    }
+
+    public struct SessionSettings: Sendable, Equatable {
+        /// Sessions kept; past it the least recently used is evicted (default 200,000).
+        public var capacity = 200_000
+        /// Seconds a session may go unused before it expires (default 1800).
+        public var idleSeconds: Double = 1800
+        /// Changes larger than this share of the window are sent as a reset (default 0.5).
+        public var resetShare = 0.5
+        public init() {}
+    }
+
+    public struct LongPollSettings: Sendable, Equatable {
+        /// The longest `wait` honoured, in seconds (default 60).
+        public var maxWaitSeconds: Double = 60
+        /// Requests waiting at once; more get 503 (default 10,000).
+        public var maxWaiters = 10_000
+        public init() {}
+    }
+
+    public struct DemoSettings: Sendable, Equatable {
+        /// Seed a `demo` list at start when no list of that name exists (default true).
+        public var seed = true
+        /// Change the demo list every `intervalSeconds` (default false).
+        public var live = false
+        /// Seconds between live changes (default 3).
+        public var intervalSeconds: Double = 3
+        public init() {}
+    }
+}

@@ -1,0 +1,111 @@
+import QuireCore
+
+/// The `demo` list that `make run` serves: a chat-like inbox of five sections with headers and
+/// footers, about 200 items, some threads with children; and, with `demo.live`, a change every few
+/// seconds so that a long poll can be watched from curl.
+enum DemoData {
+    static let listName = "demo"
+
+    /// Creates the demo list unless a list of that name exists (a stored one is kept as it is).
+    static func seedIfMissing(_ registry: ListRegistry) throws {
+        guard registry.version(of: listName) == nil else { return }
+        _ = try registry.write(listName) { previous throws(ListRegistry.WriteError) in
+            guard previous == nil else { return previous! }
+            do throws(ListValidationError) {
+                return try ListVersion(document: document(), limits: registry.limits)
+            } catch {
+                throw .invalidList(error)
+            }
+        }
+    }
+
+    /// The seeded document: deterministic, so every fresh start shows the same list.
+    static func document() -> JSONValue {
+        let days = ["Today", "Yesterday", "This week", "Last week", "Earlier"]
+        let people = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken"]
+        var random = SplitMix64(seed: 7)
+        var sections: [JSONValue] = []
+        var number = 0
+        for (dayIndex, day) in days.enumerated() {
+            var items: [JSONValue] = []
+            for _ in 0..<40 {
+                number += 1
+                let from = people[Int(random.next() % UInt64(people.count))]
+                if number % 9 == 0 {
+                    let replies: [JSONValue] = (1...3).map { reply in
+                        message(
+                            id: "m-\(number)-\(reply)", from: people[(number + reply) % people.count],
+                            text: "Reply \(reply)")
+                    }
+                    items.append([
+                        "id": .string("t-\(number)"), "type": "thread",
+                        "data": ["title": .string("Thread \(number) with \(from)"), "unread": .int(Int64(number % 4))],
+                        "children": .array(replies),
+                    ])
+                } else {
+                    items.append(message(id: "m-\(number)", from: from, text: "Message \(number) from \(from)"))
+                }
+            }
+            sections.append([
+                "id": .string("day-\(dayIndex)"),
+                "header": ["type": "day-header", "data": ["title": .string(day)]],
+                "footer": dayIndex == days.count - 1 ? ["type": "load-more", "data": nil] : nil,
+                "items": .array(items),
+            ])
+        }
+        return ["sections": .array(sections)]
+    }
+
+    /// One live change of the demo list: a new message on top, an item updated, the oldest removed.
+    static func liveChange(_ registry: ListRegistry, tick: Int) throws {
+        _ = try registry.write(listName, mustExist: true) { previous throws(ListRegistry.WriteError) in
+            guard let previous else { throw .listNotFound }
+            let newest = "live-\(previous.version)-\(tick)"
+            var ops: [JSONValue] = [
+                [
+                    "op": "insertItems", "section": "day-0",
+                    "items": [message(id: newest, from: "Quire", text: "Live message \(tick)")],
+                    "before": previous.containsItem("m-1") ? "m-1" : nil,
+                ],
+                ["op": "updateItems", "items": [message(id: "m-2", from: "Grace", text: "Edited at tick \(tick)")]],
+            ]
+            if tick > 3, previous.containsItem("live-\(previous.version - 3)-\(tick - 3)") {
+                ops.append(["op": "removeItems", "ids": [.string("live-\(previous.version - 3)-\(tick - 3)")]])
+            }
+            let body: JSONValue = ["ops": .array(ops.map(removingNullAnchors))]
+            do throws(OpError) {
+                return try previous.applying(opsDocument: body)
+            } catch {
+                throw .invalidOp(error)
+            }
+        }
+    }
+
+    private static func message(id: String, from: String, text: String) -> JSONValue {
+        ["id": .string(id), "type": "message", "data": ["from": .string(from), "text": .string(text)]]
+    }
+
+    /// Drops `"before": null` so that the op inserts at the end of the section instead.
+    private static func removingNullAnchors(_ op: JSONValue) -> JSONValue {
+        guard case .object(var members) = op else { return op }
+        if members["before"] == .null { members["before"] = nil }
+        return .object(members)
+    }
+}
+
+/// A small deterministic generator (SplitMix64).
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}

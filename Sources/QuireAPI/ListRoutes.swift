@@ -1,0 +1,118 @@
+import Logging
+import QuireCore
+import QuireHTTP
+
+/// Producers' endpoints (API.md §2): every write is checked in the order token, media type, syntax,
+/// existence, `If-Match`, content; a refused write changes nothing.
+extension APIContext {
+    /// `GET /v1/lists`.
+    func listIndex() throws(Problem) -> Reply {
+        .response(
+            Response(status: 200, headers: JSONResponse.headers, body: ResponseBodies.listIndex(registry.summaries())))
+    }
+
+    /// `PUT /v1/lists/{list}`: replaces the whole content (`201` when it creates the list).
+    func putList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.check(request)
+        let name = try RequestInput.listName(parameters)
+        let body = try RequestInput.json(request)!
+        let ifMatch = try RequestInput.ifMatch(request)
+        let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: false) {
+            previous throws(ListRegistry.WriteError) in
+            do throws(ListValidationError) {
+                if let previous { return try previous.replacing(with: body) }
+                return try ListVersion(document: body, limits: registry.limits)
+            } catch {
+                throw .invalidList(error)
+            }
+        }
+        return writeAnswer(name, commit.version.version, status: commit.created ? 201 : 200)
+    }
+
+    /// `POST /v1/lists/{list}/ops`: applies every op in order, or none.
+    func applyOps(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.check(request)
+        let name = try RequestInput.listName(parameters)
+        let body = try RequestInput.json(request)!
+        let ifMatch = try RequestInput.ifMatch(request)
+        if let ops = body["ops"]?.arrayValue, ops.isEmpty {
+            throw Problem(
+                .invalidOp, detail: "ops: expected at least one op.", extensions: [.init("path", .string("ops"))])
+        }
+        let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: true) {
+            previous throws(ListRegistry.WriteError) in
+            do throws(OpError) {
+                return try previous!.applying(opsDocument: body)
+            } catch {
+                throw .invalidOp(error)
+            }
+        }
+        return writeAnswer(name, commit.version.version, status: 200)
+    }
+
+    /// `DELETE /v1/lists/{list}`: `204`; its sessions end.
+    func deleteList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.check(request)
+        let name = try RequestInput.listName(parameters)
+        let ifMatch = try RequestInput.ifMatch(request)
+        do throws(ListRegistry.WriteError) {
+            try registry.delete(name, ifMatch: versions(ifMatch, of: name))
+        } catch {
+            throw problem(for: error, list: name)
+        }
+        return .response(Response(status: 204))
+    }
+
+    private func commitWrite(
+        _ name: String, ifMatch: RequestInput.IfMatch?, mustExist: Bool,
+        build: (ListVersion?) throws(ListRegistry.WriteError) -> ListVersion
+    ) throws(Problem) -> ListRegistry.Commit {
+        do throws(ListRegistry.WriteError) {
+            return try registry.write(name, ifMatch: versions(ifMatch, of: name), mustExist: mustExist, build: build)
+        } catch {
+            throw problem(for: error, list: name)
+        }
+    }
+
+    /// `If-Match` as the set of versions a write may replace (`*`: the current one, if any).
+    private func versions(_ ifMatch: RequestInput.IfMatch?, of name: String) -> Set<UInt64>? {
+        switch ifMatch {
+        case nil: nil
+        case .versions(let versions): versions
+        case .any: registry.version(of: name).map { [$0.version] } ?? [UInt64.max]
+        }
+    }
+
+    private func writeAnswer(_ name: String, _ version: UInt64, status: Int) -> Reply {
+        var headers = JSONResponse.headers
+        headers.add("ETag", "\"\(version)\"")
+        return .response(
+            Response(status: status, headers: headers, body: ResponseBodies.writeResult(list: name, version: version)))
+    }
+
+    private func problem(for error: ListRegistry.WriteError, list: String) -> Problem {
+        switch error {
+        case .listNotFound:
+            return Problem(.listNotFound, detail: "No list named \(list).")
+        case .versionMismatch(let current):
+            var headers = HTTPHeaders()
+            if current > 0 { headers.add("ETag", "\"\(current)\"") }
+            return Problem(
+                .versionMismatch, detail: "If-Match does not name the current version, \(current).",
+                extensions: [.init("version", .int(Int(current)))], headers: headers)
+        case .invalidList(let error):
+            return Problem(.invalidList, detail: error.description, extensions: [.init("path", .string(error.path))])
+        case .invalidOp(let error):
+            if error.path == "ops" {
+                return Problem(.invalidOp, detail: error.error.description, extensions: [.init("path", .string("ops"))])
+            }
+            return Problem(
+                .invalidOp, detail: error.description,
+                extensions: [.init("opIndex", .int(error.opIndex)), .init("path", .string(error.path))])
+        case .storage(let reason):
+            logger.error("store write failed", metadata: ["list": "\(list)", "error": "\(reason)"])
+            return Problem.overloaded(
+                "The list could not be stored; nothing was changed. Retry shortly.", retryAfterSeconds: 1)
+        }
+    }
+}

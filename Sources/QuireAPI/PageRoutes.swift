@@ -1,0 +1,53 @@
+import QuireCore
+import QuireHTTP
+
+/// Stateless pages (API.md §3): `GET /v1/lists/{list}?limit=&after=|before=`, from the page cache.
+extension APIContext {
+    func page(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        let name = try RequestInput.listName(parameters)
+        let pages = configuration.pages
+        let limit = try RequestInput.integer(request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit)!
+        let after = request.queryValue("after")
+        let before = request.queryValue("before")
+        if after != nil && before != nil {
+            throw Problem(.invalidRequest, detail: "Give after or before, not both.")
+        }
+        var cursor: PageCursor?
+        if let text = after ?? before {
+            guard let decoded = PageCursor(encoded: text),
+                decoded.direction == (after != nil ? .after : .before)
+            else {
+                throw Problem(
+                    .invalidCursor,
+                    detail: "The \(after != nil ? "after" : "before") cursor is not one this service made.")
+            }
+            cursor = decoded
+        }
+        guard let version = registry.version(of: name) else {
+            throw Problem(.listNotFound, detail: "No list named \(name).")
+        }
+        if RequestInput.ifNoneMatch(request, version: version.version) {
+            return .response(Response(status: 304, headers: ["ETag": "\"\(version.version)\""]))
+        }
+        let key = "\(name)\u{0}\(version.version)\u{0}\(limit)\u{0}\(after ?? "")\u{0}\(before ?? "")"
+        return .prepared(
+            pageCache.response(for: key) {
+                let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
+                return Self.pageResponse(list: name, window: window, limit: limit)
+            })
+    }
+
+    /// The page as a prepared response, with `ETag` and `Link`.
+    static func pageResponse(list: String, window: Window, limit: Int) -> PreparedResponse {
+        let previous = window.hasPrev ? PageCursor.previous(before: window)?.encoded : nil
+        let next = window.hasNext ? PageCursor.next(after: window)?.encoded : nil
+        var headers = JSONResponse.headers
+        headers.add("ETag", "\"\(window.version)\"")
+        var links: [String] = []
+        if let next { links.append("</v1/lists/\(list)?limit=\(limit)&after=\(next)>; rel=\"next\"") }
+        if let previous { links.append("</v1/lists/\(list)?limit=\(limit)&before=\(previous)>; rel=\"prev\"") }
+        if !links.isEmpty { headers.add("Link", links.joined(separator: ", ")) }
+        let body = ResponseBodies.page(list: list, window: window, previous: previous, next: next)
+        return PreparedResponse(Response(status: 200, headers: headers, body: body))
+    }
+}

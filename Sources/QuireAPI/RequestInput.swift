@@ -1,0 +1,118 @@
+import QuireCore
+import QuireHTTP
+
+/// Reading what a request carries, with the API's errors: JSON bodies (`415`, `400 invalid-json`),
+/// integer and enumerated query parameters and path names (`400 invalid-request`), and the
+/// conditional headers.
+enum RequestInput {
+    /// List names: `[A-Za-z0-9._-]{1,128}`.
+    static func listName(_ parameters: RouteParameters) throws(Problem) -> String {
+        let name = parameters["list"] ?? ""
+        let valid =
+            (1...128).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default: false
+                }
+            }
+        guard valid else {
+            throw Problem(.invalidRequest, detail: "A list name is 1 to 128 characters of A-Z a-z 0-9 . _ -.")
+        }
+        return name
+    }
+
+    /// The body as JSON. `required: false` accepts an empty body (`nil`).
+    static func json(_ request: Request, required: Bool = true) throws(Problem) -> JSONValue? {
+        if request.body.isEmpty {
+            guard required else { return nil }
+            throw Problem(.invalidJSON, detail: "The request needs a JSON body.")
+        }
+        let contentType = request.headers["Content-Type"] ?? ""
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
+            $0.trimming(" \t").lowercased()
+        }
+        guard mediaType == "application/json" else {
+            throw Problem(
+                .unsupportedMediaType,
+                detail: "The body must be application/json, not \(contentType.isEmpty ? "untyped" : contentType).")
+        }
+        do {
+            return try JSONParser().parse(request.body)
+        } catch {
+            throw Problem(.invalidJSON, detail: error.description, extensions: [.init("offset", .int(error.offset))])
+        }
+    }
+
+    /// An integer query parameter within `range`, or `defaultValue` when absent.
+    static func integer(_ request: Request, _ name: String, in range: ClosedRange<Int>, default defaultValue: Int?)
+        throws(Problem) -> Int?
+    {
+        guard let text = request.queryValue(name) else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw Problem(
+                .invalidRequest, detail: "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return value
+    }
+
+    /// A number of seconds in `range` (fractions allowed), or `defaultValue` when absent.
+    static func seconds(_ request: Request, _ name: String, in range: ClosedRange<Double>, default defaultValue: Double)
+        throws(Problem) -> Double
+    {
+        guard let text = request.queryValue(name) else { return defaultValue }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw Problem(
+                .invalidRequest,
+                detail: "\(name) must be a number of seconds from \(Int(range.lowerBound)) to \(Int(range.upperBound))."
+            )
+        }
+        return value
+    }
+
+    /// A version number from a JSON member or a query parameter: 1 to 2^53 − 1.
+    static func version(_ value: JSONValue?, name: String) throws(Problem) -> UInt64 {
+        guard let number = value?.intValue, number >= 1, number <= (1 << 53) - 1 else {
+            throw Problem(.invalidRequest, detail: "\(name) must be a version number (an integer of at least 1).")
+        }
+        return UInt64(number)
+    }
+
+    /// `If-Match`: `nil` when absent; `*` matches any existing version; else the quoted versions.
+    static func ifMatch(_ request: Request) throws(Problem) -> IfMatch? {
+        guard let value = request.headers["If-Match"] else { return nil }
+        if value.trimming(" \t") == "*" { return .any }
+        guard let versions = entityTags(value) else {
+            throw Problem(.invalidRequest, detail: "If-Match must be * or quoted versions such as \"7\".")
+        }
+        return .versions(versions)
+    }
+
+    /// Whether `If-None-Match` names `version` (or is `*`). A malformed value matches nothing.
+    static func ifNoneMatch(_ request: Request, version: UInt64) -> Bool {
+        guard let value = request.headers["If-None-Match"] else { return false }
+        if value.trimming(" \t") == "*" { return true }
+        return entityTags(value)?.contains(version) ?? false
+    }
+
+    enum IfMatch {
+        case any
+        case versions(Set<UInt64>)
+    }
+
+    /// `"1", "2"` → {1, 2}; weak tags never match; `nil` when malformed.
+    private static func entityTags(_ value: String) -> Set<UInt64>? {
+        var versions = Set<UInt64>()
+        for part in value.split(separator: ",") {
+            let tag = part.trimming(" \t")
+            if tag.hasPrefix("W/") { continue }
+            guard tag.count >= 3, tag.hasPrefix("\""), tag.hasSuffix("\""),
+                let version = UInt64(tag.dropFirst().dropLast())
+            else { return nil }
+            versions.insert(version)
+        }
+        return versions
+    }
+}

@@ -1,0 +1,130 @@
+import QuireCore
+import QuireHTTP
+
+/// The JSON bodies of pages, sessions and changes (API.md §3–§5), assembled from the items' stored
+/// bytes: no item is encoded per request.
+enum ResponseBodies {
+    /// A stateless page: `list`, `version`, `sections`, `page` with cursors.
+    static func page(list: String, window: Window, previous: String?, next: String?) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + window.count * 128)
+        out.append(contentsOf: #"{"list":"#.utf8)
+        JSONWriter.writeString(list, into: &out)
+        out.append(contentsOf: #","version":"#.utf8)
+        JSONWriter.writeInteger(window.version, into: &out)
+        out.append(contentsOf: #","sections":"#.utf8)
+        window.encodeSections(into: &out)
+        out.append(contentsOf: #","page":{"hasPrev":"#.utf8)
+        out.append(contentsOf: (window.hasPrev ? "true" : "false").utf8)
+        out.append(contentsOf: #","hasNext":"#.utf8)
+        out.append(contentsOf: (window.hasNext ? "true" : "false").utf8)
+        out.append(contentsOf: #","prev":"#.utf8)
+        writeOptionalString(previous, into: &out)
+        out.append(contentsOf: #","next":"#.utf8)
+        writeOptionalString(next, into: &out)
+        out.append(contentsOf: #","total":"#.utf8)
+        JSONWriter.writeInteger(window.total, into: &out)
+        out.append(contentsOf: "}}".utf8)
+        return out
+    }
+
+    /// A new session's first window: the page shape plus `session` and `format`.
+    static func sessionPage(_ session: Session, window: Window) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + window.count * 128)
+        out.append(contentsOf: #"{"session":"#.utf8)
+        JSONWriter.writeString(session.id, into: &out)
+        out.append(contentsOf: #","format":""#.utf8)
+        out.append(contentsOf: session.format.rawValue.utf8)
+        out.append(contentsOf: #"","#.utf8)
+        writeWindowPageMembers(list: session.list, window: window, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// The answer of `changes`, `expand`, `collapse` and `reset`.
+    static func answer(_ answer: SessionAnswer) -> [UInt8] {
+        let session = answer.session
+        let window = answer.window
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + window.count * 64)
+        out.append(contentsOf: #"{"session":"#.utf8)
+        JSONWriter.writeString(session.id, into: &out)
+        out.append(contentsOf: #","from":"#.utf8)
+        JSONWriter.writeInteger(answer.from, into: &out)
+        out.append(contentsOf: #","version":"#.utf8)
+        JSONWriter.writeInteger(window.version, into: &out)
+        out.append(contentsOf: #","format":""#.utf8)
+        out.append(contentsOf: session.format.rawValue.utf8)
+        out.append(contentsOf: #"","#.utf8)
+        if let changes = answer.changes {
+            out.append(contentsOf: #""changes":"#.utf8)
+            switch session.format {
+            case .batch: changes.encodeBatch(into: &out)
+            case .sequential: changes.encodeSequential(into: &out)
+            }
+        } else {
+            out.append(contentsOf: #""reset":{"#.utf8)
+            writeWindowPageMembers(list: session.list, window: window, into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: #","page":"#.utf8)
+        window.encodePageInfo(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// `{"list":…,"version":…}`, the answer of a write.
+    static func writeResult(list: String, version: UInt64) -> [UInt8] {
+        var out: [UInt8] = Array(#"{"list":"#.utf8)
+        JSONWriter.writeString(list, into: &out)
+        out.append(contentsOf: #","version":"#.utf8)
+        JSONWriter.writeInteger(version, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// `{"lists":[{"list","version","sections","items"}…]}`.
+    static func listIndex(_ summaries: [ListRegistry.Summary]) -> [UInt8] {
+        var out: [UInt8] = Array(#"{"lists":["#.utf8)
+        for (index, summary) in summaries.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: #"{"list":"#.utf8)
+            JSONWriter.writeString(summary.name, into: &out)
+            out.append(contentsOf: #","version":"#.utf8)
+            JSONWriter.writeInteger(summary.version, into: &out)
+            out.append(contentsOf: #","sections":"#.utf8)
+            JSONWriter.writeInteger(summary.sections, into: &out)
+            out.append(contentsOf: #","items":"#.utf8)
+            JSONWriter.writeInteger(summary.items, into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: "]}".utf8)
+        return out
+    }
+
+    /// `"list":…,"version":…,"sections":[…],"page":{…,"prev":null,"next":null,…}` of a session's window.
+    private static func writeWindowPageMembers(list: String, window: Window, into out: inout [UInt8]) {
+        out.append(contentsOf: #""list":"#.utf8)
+        JSONWriter.writeString(list, into: &out)
+        out.append(contentsOf: #","version":"#.utf8)
+        JSONWriter.writeInteger(window.version, into: &out)
+        out.append(contentsOf: #","sections":"#.utf8)
+        window.encodeSections(into: &out)
+        out.append(contentsOf: #","page":{"hasPrev":"#.utf8)
+        out.append(contentsOf: (window.hasPrev ? "true" : "false").utf8)
+        out.append(contentsOf: #","hasNext":"#.utf8)
+        out.append(contentsOf: (window.hasNext ? "true" : "false").utf8)
+        out.append(contentsOf: #","prev":null,"next":null,"total":"#.utf8)
+        JSONWriter.writeInteger(window.total, into: &out)
+        out.append(contentsOf: "}".utf8)
+    }
+
+    private static func writeOptionalString(_ value: String?, into out: inout [UInt8]) {
+        if let value {
+            JSONWriter.writeString(value, into: &out)
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
+    }
+}

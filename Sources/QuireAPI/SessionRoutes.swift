@@ -1,0 +1,208 @@
+import QuireCore
+import QuireHTTP
+
+/// Sessions (API.md §4): a per-client snapshot answered as changes against exactly what the client holds.
+extension APIContext {
+    /// `POST /v1/lists/{list}/sessions` with `{ limit, format, around, expanded }`, all optional.
+    func createSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        let name = try RequestInput.listName(parameters)
+        let body = try RequestInput.json(request, required: false)
+        let options = try SessionOptions(body, pages: configuration.pages)
+        guard let version = registry.version(of: name) else {
+            throw Problem(.listNotFound, detail: "No list named \(name).")
+        }
+        let window = Session.initialWindow(
+            of: version, limit: options.limit, around: options.around, expanded: options.expanded)
+        let session = Session(
+            id: SessionID.generate(), list: name, format: options.format, limit: options.limit,
+            window: SessionWindow(window, of: version))
+        sessions.insert(session)
+        var headers = JSONResponse.headers
+        headers.add("Location", "/v1/sessions/\(session.id)")
+        return .response(
+            Response(status: 201, headers: headers, body: ResponseBodies.sessionPage(session, window: window)))
+    }
+
+    /// `GET /v1/sessions/{id}/changes?since=&extend=&limit=&wait=`.
+    func changes(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        let id = parameters["id"] ?? ""
+        let since = try RequestInput.version(
+            request.queryValue("since").flatMap { Int64($0) }.map(JSONValue.int), name: "since")
+        let limit = try RequestInput.integer(request, "limit", in: 1...configuration.pages.maxLimit, default: nil)
+        let wait = min(
+            try RequestInput.seconds(request, "wait", in: 0...3600, default: 0), configuration.longPolls.maxWaitSeconds)
+        let change: SessionChange
+        switch request.queryValue("extend") {
+        case nil: change = .update
+        case "next": change = .extendNext(limit ?? 0)
+        case "prev": change = .extendPrevious(limit ?? 0)
+        case let other?: throw Problem(.invalidRequest, detail: "extend must be next or prev, not \(other).")
+        }
+        let answer = try answer(session: id, since: since, change: change, defaultLimit: limit == nil)
+        guard wait > 0, change == .update, answer.isEmpty, let list = answer.listName else {
+            return .response(answer.response)
+        }
+        // Nothing to tell yet: wait, holding no thread, for the list to change or the time to pass.
+        let seenVersion = answer.version
+        let reply = try longPolls.wait(on: list, seconds: wait) { [self] _ in
+            do throws(Problem) {
+                return try self.answer(session: id, since: since, change: .update, defaultLimit: false).response
+            } catch {
+                return error.response
+            }
+        }
+        if registry.version(of: list)?.version != seenVersion {
+            longPolls.notify(list)  // it changed while the waiter was being parked
+        }
+        return reply
+    }
+
+    /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }`.
+    func expand(_ request: Request, _ parameters: RouteParameters, expanding: Bool) throws(Problem) -> Reply {
+        let body = try RequestInput.json(request)!
+        guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
+        try Self.rejectUnknownMembers(body, allowed: ["since", "id"])
+        let since = try RequestInput.version(body["since"], name: "since")
+        guard let item = body["id"]?.stringValue, !item.isEmpty else {
+            throw Problem(.invalidRequest, detail: "id must be the id of an item.")
+        }
+        let change: SessionChange = expanding ? .expand(item) : .collapse(item)
+        return .response(
+            try answer(session: parameters["id"] ?? "", since: since, change: change, defaultLimit: false).response)
+    }
+
+    /// `POST /v1/sessions/{id}/reset` with `{ "limit": n }` (optional): a fresh first page.
+    func resetSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        let body = try RequestInput.json(request, required: false)
+        if let body {
+            guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
+            try Self.rejectUnknownMembers(body, allowed: ["limit"])
+        }
+        let limit = try body?["limit"].map { value throws(Problem) in
+            try Self.limit(value, max: configuration.pages.maxLimit)
+        }
+        let id = parameters["id"] ?? ""
+        for _ in 0..<3 {
+            let (session, latest) = try sessionAndList(id)
+            let answer = session.reset(latest: latest, limit: limit ?? session.limit)
+            if sessions.update(answer.session, expectedRevision: session.revision) {
+                return .response(SessionReply(answer).response)
+            }
+        }
+        throw Problem.overloaded("The session is being changed by other requests; retry.", retryAfterSeconds: 1)
+    }
+
+    /// `DELETE /v1/sessions/{id}`.
+    func deleteSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        guard sessions.remove(parameters["id"] ?? "") else { throw Self.sessionNotFound }
+        return .response(Response(status: 204))
+    }
+
+    /// Answers `change` for the session, storing its new windows. A concurrent update of the same
+    /// session is retried, since the answer is recomputed from the stored state.
+    private func answer(session id: String, since: UInt64, change: SessionChange, defaultLimit: Bool)
+        throws(Problem) -> SessionReply
+    {
+        for _ in 0..<3 {
+            let (session, latest) = try sessionAndList(id)
+            var change = change
+            if defaultLimit {
+                switch change {
+                case .extendNext: change = .extendNext(session.limit)
+                case .extendPrevious: change = .extendPrevious(session.limit)
+                default: break
+                }
+            }
+            let answer: SessionAnswer
+            do throws(SessionError) {
+                answer = try session.answer(
+                    since: since, latest: latest, change: change, resetShare: configuration.sessions.resetShare)
+            } catch {
+                guard case .sinceMismatch(let current) = error else { throw Self.sessionNotFound }
+                throw Problem(
+                    .sinceMismatch,
+                    detail:
+                        "since=\(since) is not the version of this session's window (\(current)); reset the session.",
+                    extensions: [.init("version", .int(Int(current)))])
+            }
+            if sessions.update(answer.session, expectedRevision: session.revision) {
+                return SessionReply(answer)
+            }
+        }
+        throw Problem.overloaded("The session is being changed by other requests; retry.", retryAfterSeconds: 1)
+    }
+
+    private func sessionAndList(_ id: String) throws(Problem) -> (Session, ListVersion) {
+        guard SessionID.isWellFormed(id), let session = sessions.session(id),
+            let latest = registry.version(of: session.list)
+        else { throw Self.sessionNotFound }
+        return (session, latest)
+    }
+
+    static let sessionNotFound = Problem(
+        .sessionNotFound, detail: "No such session: it expired, was evicted or deleted, or its list was deleted.")
+
+    static func rejectUnknownMembers(_ body: JSONValue, allowed: Set<String>) throws(Problem) {
+        for key in body.objectValue?.keys.sorted() ?? [] where !allowed.contains(key) {
+            throw Problem(.invalidRequest, detail: "Unknown member \(key).")
+        }
+    }
+
+    static func limit(_ value: JSONValue, max: Int) throws(Problem) -> Int {
+        guard let number = value.intValue, number >= 1, number <= Int64(max) else {
+            throw Problem(.invalidRequest, detail: "limit must be an integer from 1 to \(max).")
+        }
+        return Int(number)
+    }
+}
+
+/// A session answer ready to send.
+struct SessionReply {
+    let answer: SessionAnswer
+
+    init(_ answer: SessionAnswer) {
+        self.answer = answer
+    }
+
+    var isEmpty: Bool { answer.isEmpty }
+    var version: UInt64 { answer.window.version }
+    var listName: String? { answer.session.list }
+
+    var response: Response {
+        Response(status: 200, headers: JSONResponse.headers, body: ResponseBodies.answer(answer))
+    }
+}
+
+/// The options of a new session.
+struct SessionOptions {
+    var limit: Int
+    var format = ChangeFormat.batch
+    var around: String?
+    var expanded: Set<String> = []
+
+    init(_ body: JSONValue?, pages: QuireService.PageSettings) throws(Problem) {
+        limit = pages.defaultLimit
+        guard let body else { return }
+        guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
+        try APIContext.rejectUnknownMembers(body, allowed: ["limit", "format", "around", "expanded"])
+        if let value = body["limit"] { limit = try APIContext.limit(value, max: pages.maxLimit) }
+        if let value = body["format"] {
+            guard let name = value.stringValue, let format = ChangeFormat(rawValue: name) else {
+                throw Problem(.invalidRequest, detail: "format must be batch or sequential.")
+            }
+            self.format = format
+        }
+        if let value = body["around"] {
+            guard let id = value.stringValue, !id.isEmpty else {
+                throw Problem(.invalidRequest, detail: "around must be an item id.")
+            }
+            around = id
+        }
+        if let value = body["expanded"] {
+            guard let ids = value.arrayValue?.compactMap(\.stringValue), ids.count == value.arrayValue?.count,
+                ids.allSatisfy({ !$0.isEmpty })
+            else { throw Problem(.invalidRequest, detail: "expanded must be an array of item ids.") }
+            expanded = Set(ids)
+        }
+    }
+}

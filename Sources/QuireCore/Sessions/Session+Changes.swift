@@ -1,0 +1,102 @@
+/// What a client asks of its session on top of "bring me up to date" (API.md §4).
+public enum SessionChange: Sendable, Equatable {
+    /// Just the changes since the client's version.
+    case update
+    /// The changes, plus `limit` more items after the window.
+    case extendNext(Int)
+    /// The changes, plus `limit` more items before the window.
+    case extendPrevious(Int)
+    /// Show the children of an item.
+    case expand(String)
+    /// Hide the children of an item.
+    case collapse(String)
+}
+
+/// A session's answer to one request: the changes (or a reset), and the session as it is afterwards.
+public struct SessionAnswer: Sendable {
+    /// The version of the window the changes apply to.
+    public let from: UInt64
+    /// The window the client holds after applying them.
+    public let window: Window
+    /// The changes from the client's window to ``window``; `nil` when the answer is a reset.
+    public let changes: WindowChanges?
+    /// The session with its windows moved on.
+    public let session: Session
+
+    /// Whether the answer changes nothing (a long poll keeps waiting then).
+    public var isEmpty: Bool { changes?.isEmpty ?? false }
+}
+
+/// Why a session cannot answer.
+public enum SessionError: Error, Sendable, Equatable {
+    /// `since` is neither the version of the client's window nor the one before; `current` is the
+    /// session's.
+    case sinceMismatch(current: UInt64)
+}
+
+extension Session {
+    /// The window a new session starts with: the first page, or the page around an item.
+    ///
+    /// - Complexity: as ``ListVersion/window(range:expanded:)``.
+    public static func initialWindow(of version: ListVersion, limit: Int, around: String?, expanded: Set<String>)
+        -> Window
+    {
+        if let around, let window = version.page(around: around, limit: limit, expanded: expanded) {
+            return window
+        }
+        return version.firstPage(limit: limit, expanded: expanded)
+    }
+
+    /// Answers `change` for a client whose window is at `since`, against the list's `latest` version.
+    ///
+    /// The client's window is the current one when `since` is its version, else the previous one
+    /// (a retry after a lost answer; when both have that version, the current one is taken). The new
+    /// window follows API.md §4; when the changes are larger than `resetShare` of it, the answer is a
+    /// reset.
+    ///
+    /// - Throws: ``SessionError/sinceMismatch(current:)``.
+    /// - Complexity: O(*k* log *n*) for windows of *k* items in a list of *n*.
+    public func answer(since: UInt64, latest: ListVersion, change: SessionChange, resetShare: Double)
+        throws(SessionError) -> SessionAnswer
+    {
+        let base: SessionWindow
+        if current.version.version == since {
+            base = current
+        } else if let previous, previous.version.version == since {
+            base = previous
+        } else {
+            throw .sinceMismatch(current: current.version.version)
+        }
+        let old = base.window
+        var expanded = base.expanded
+        var extend = WindowExtension.none
+        switch change {
+        case .update: break
+        case .extendNext(let count): extend = .next(count)
+        case .extendPrevious(let count): extend = .previous(count)
+        case .expand(let id): expanded.insert(id)
+        case .collapse(let id): expanded.remove(id)
+        }
+        let new = latest.window(following: old, expanded: expanded, extend: extend)
+        let changes = old.changes(to: new)
+        var next = self
+        next.previous = base
+        next.current = SessionWindow(new, of: latest)
+        next.revision &+= 1
+        let isReset = changes.exceeds(share: resetShare) && !changes.isEmpty
+        return SessionAnswer(from: since, window: new, changes: isReset ? nil : changes, session: next)
+    }
+
+    /// Starts over at the first page of `latest` (pull-to-refresh): the answer is a reset.
+    ///
+    /// - Complexity: as ``ListVersion/firstPage(limit:expanded:)``.
+    public func reset(latest: ListVersion, limit: Int) -> SessionAnswer {
+        let window = latest.firstPage(limit: limit, expanded: current.expanded)
+        var next = self
+        next.limit = limit
+        next.previous = current
+        next.current = SessionWindow(window, of: latest)
+        next.revision &+= 1
+        return SessionAnswer(from: current.version.version, window: window, changes: nil, session: next)
+    }
+}

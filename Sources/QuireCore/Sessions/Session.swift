@@ -1,0 +1,61 @@
+/// What one client screen holds of one list (API.md §4): the version and the window it last received,
+/// the one before (so a retry after a lost answer is answered again), its expanded items and format.
+///
+/// Small on purpose: a window is kept as its version and visible range, not as its items; the items
+/// are cut again from the version (which shares its structure with the current one) when needed.
+public struct Session: Sendable {
+    public let id: String
+    public let list: String
+    public let format: ChangeFormat
+    /// Items per page when extending without a `limit`.
+    public var limit: Int
+    /// The window the client holds now.
+    public var current: SessionWindow
+    /// The window it held before the last answer, for a retry of that answer.
+    public var previous: SessionWindow?
+    /// Counts the session's changes, to detect a concurrent update.
+    public internal(set) var revision: UInt64 = 0
+
+    public init(id: String, list: String, format: ChangeFormat, limit: Int, window: SessionWindow) {
+        self.id = id
+        self.list = list
+        self.format = format
+        self.limit = limit
+        self.current = window
+    }
+
+    /// The expanded ids of the current window.
+    public var expanded: Set<String> { current.expanded }
+}
+
+/// The change encodings a session answers with (API.md §5).
+public enum ChangeFormat: String, Sendable, CaseIterable {
+    /// One structural batch for `performBatchUpdates`, then an in-place pass.
+    case batch
+    /// One operation at a time, each against the state the previous one left.
+    case sequential
+}
+
+/// A window as a session keeps it: the version, the visible run and the expanded ids it was cut with.
+public struct SessionWindow: Sendable {
+    public let version: ListVersion
+    public let range: Range<Int>
+    public let expanded: Set<String>
+
+    public init(version: ListVersion, range: Range<Int>, expanded: Set<String>) {
+        self.version = version
+        self.range = range
+        self.expanded = expanded
+    }
+
+    /// The window as the client holds it, with its items.
+    ///
+    /// - Complexity: as ``ListVersion/window(range:expanded:)``.
+    public var window: Window {
+        version.window(range: range, expanded: expanded)
+    }
+
+    public init(_ window: Window, of version: ListVersion) {
+        self.init(version: version, range: window.start..<window.end, expanded: window.expanded)
+    }
+}
