@@ -78,7 +78,14 @@ struct ExecutableTests {
         let port = try child.waitForPort()
         let connection = try HTTPClientConnection(host: "127.0.0.1", port: port)
         #expect(try connection.request("GET", "/healthz").text == #"{"status":"ok"}"#)
-        #expect(try connection.request("GET", "/readyz").status == 200)
+        // Listening comes first; ready once the lists are loaded.
+        var ready = try connection.request("GET", "/readyz").status
+        for _ in 0..<200 where ready != 200 {
+            #expect(ready == 503)
+            usleep(20_000)
+            ready = try connection.request("GET", "/readyz").status
+        }
+        #expect(ready == 200)
         kill(child.process.processIdentifier, signal)
         #expect(child.waitForExit() == 0)
         #expect(child.output.contains("\"stopped\""))
