@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-core clean
+.PHONY: all deps deps-bench build build-release run test spec-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-core clean
 
 all: build
 
@@ -29,7 +29,13 @@ test: deps
 	scripts/check-format
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	scripts/spec-test
 	scripts/check-dockerfile
+
+## schemathesis against a live server with openapi.yaml: no 5xx, no response that breaks the spec.
+spec-test: deps
+	$(SWIFT) build --product quire
+	scripts/spec-test
 
 check-dockerfile: deps
 	scripts/check-dockerfile

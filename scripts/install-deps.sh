@@ -10,6 +10,11 @@ if [ "${1:-}" = "bench" ]; then
   packages+=(wrk apache2-utils)
 fi
 
+# scripts/spec-test makes a virtual environment for schemathesis: Debian's python3 needs python3-venv.
+if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+  packages+=(python3-venv)
+fi
+
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -7,7 +7,7 @@ extension APIContext {
     func createSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request, required: false)
-        let options = try SessionOptions(body, pages: configuration.pages)
+        let options = try SessionOptions(body, pages: configuration.pages, maxIDLength: registry.limits.maxIDLength)
         guard let version = registry.version(of: name) else {
             throw Problem(.listNotFound, detail: "No list named \(name).")
         }
@@ -63,7 +63,7 @@ extension APIContext {
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
         try Self.rejectUnknownMembers(body, allowed: ["since", "id"])
         let since = try RequestInput.version(body["since"], name: "since")
-        guard let item = body["id"]?.stringValue, !item.isEmpty else {
+        guard let item = body["id"]?.stringValue, !item.isEmpty, item.utf8.count <= registry.limits.maxIDLength else {
             throw Problem(.invalidRequest, detail: "id must be the id of an item.")
         }
         let change: SessionChange = expanding ? .expand(item) : .collapse(item)
@@ -182,7 +182,7 @@ struct SessionOptions {
     var around: String?
     var expanded: Set<String> = []
 
-    init(_ body: JSONValue?, pages: QuireService.PageSettings) throws(Problem) {
+    init(_ body: JSONValue?, pages: QuireService.PageSettings, maxIDLength: Int) throws(Problem) {
         limit = pages.defaultLimit
         guard let body else { return }
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
@@ -195,14 +195,14 @@ struct SessionOptions {
             self.format = format
         }
         if let value = body["around"] {
-            guard let id = value.stringValue, !id.isEmpty else {
+            guard let id = value.stringValue, !id.isEmpty, id.utf8.count <= maxIDLength else {
                 throw Problem(.invalidRequest, detail: "around must be an item id.")
             }
             around = id
         }
         if let value = body["expanded"] {
             guard let ids = value.arrayValue?.compactMap(\.stringValue), ids.count == value.arrayValue?.count,
-                ids.allSatisfy({ !$0.isEmpty })
+                ids.allSatisfy({ !$0.isEmpty && $0.utf8.count <= maxIDLength })
             else { throw Problem(.invalidRequest, detail: "expanded must be an array of item ids.") }
             expanded = Set(ids)
         }
