@@ -70,6 +70,8 @@ extension QuireService {
         public var http = HTTPServer.Configuration()
         /// The token producers send as `Authorization: Bearer <token>`; `nil` leaves writes open.
         public var writeToken: String?
+        /// The token every other `/v1` request must carry (or the write token); `nil` leaves reads open.
+        public var readToken: String?
         /// Limits every list write is validated against.
         public var limits = ListLimits()
         public var pages = PageSettings()

@@ -5,6 +5,7 @@ import QuireHTTP
 extension APIContext {
     /// `POST /v1/lists/{list}/sessions` with `{ limit, format, around, expanded }`, all optional.
     func createSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request, required: false)
         let options = try SessionOptions(body, pages: configuration.pages, maxIDLength: registry.limits.maxIDLength)
@@ -25,6 +26,7 @@ extension APIContext {
 
     /// `GET /v1/sessions/{id}/changes?since=&extend=&limit=&wait=`.
     func changes(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         let id = parameters["id"] ?? ""
         let since = try RequestInput.version(
             request.queryValue("since").flatMap { Int64($0) }.map(JSONValue.int), name: "since")
@@ -59,6 +61,7 @@ extension APIContext {
 
     /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }`.
     func expand(_ request: Request, _ parameters: RouteParameters, expanding: Bool) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         let body = try RequestInput.json(request)!
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
         try Self.rejectUnknownMembers(body, allowed: ["since", "id"])
@@ -73,6 +76,7 @@ extension APIContext {
 
     /// `POST /v1/sessions/{id}/reset` with `{ "limit": n }` (optional): a fresh first page.
     func resetSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         let body = try RequestInput.json(request, required: false)
         if let body {
             guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
@@ -94,6 +98,7 @@ extension APIContext {
 
     /// `DELETE /v1/sessions/{id}`.
     func deleteSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         guard sessions.remove(parameters["id"] ?? "") else { throw Self.sessionNotFound }
         return .response(Response(status: 204))
     }

@@ -40,6 +40,7 @@ struct Settings: Equatable {
             ("server.connectionMemoryBytes", .int(http.connectionMemoryBytes)),
             ("server.drainTimeout", .double(http.drainTimeoutSeconds)),
             ("auth.writeToken", .string("")),
+            ("auth.readToken", .string("")),
             ("limits.maxItems", .int(limits.maxItems)),
             ("limits.maxSections", .int(limits.maxSections)),
             ("limits.maxIdLength", .int(limits.maxIDLength)),
@@ -97,7 +98,7 @@ struct Settings: Equatable {
         }
         providers.append(
             EnvironmentVariablesProvider(
-                environmentVariables: prefixed, secretsSpecifier: .specific(["AUTH_WRITE_TOKEN"])))
+                environmentVariables: prefixed, secretsSpecifier: .specific(["AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN"])))
         if let configFile {
             providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
         }
@@ -141,6 +142,8 @@ struct Settings: Equatable {
         try Self.check(service)
         let token = try config.requiredString(forKey: "auth.writeToken", isSecret: true)
         service.writeToken = token.isEmpty ? nil : token
+        let readToken = try config.requiredString(forKey: "auth.readToken", isSecret: true)
+        service.readToken = readToken.isEmpty ? nil : readToken
         let level = try config.requiredString(forKey: "log.level")
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw SettingsError(

@@ -181,9 +181,14 @@ struct HTTPServerTests {
         let statuses = Mutex<[Int]>([])
         let sent = Atomic<Int>(0)
         DetachedThread.start {
-            // Stop once the four requests are sent and the first is being handled; with two worker
-            // threads, two of them wait for a thread while the server drains.
-            while sent.load(ordering: .relaxed) < 4 || server.server.inFlightCount == 0 { sleep(milliseconds: 2) }
+            // Stop once the four connections are accepted (a connection still in the kernel's accept
+            // queue is reset when the listening socket closes) and the first request is being handled;
+            // with two worker threads, two requests wait for a thread while the server drains.
+            while sent.load(ordering: .relaxed) < 4 || server.server.connectionCount < 4
+                || server.server.inFlightCount == 0
+            {
+                sleep(milliseconds: 2)
+            }
             server.stop()
         }
         try concurrently(4) { _ in
