@@ -27,6 +27,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Bearer token required for writes (auth.writeToken).")
     var writeToken: String?
 
+    @Option(name: .long, help: "The SQLite file that keeps the lists, or :memory: (storage.path).")
+    var storage: String?
+
     @Option(name: .long, help: "Log level (log.level).")
     var logLevel: String?
 
@@ -51,7 +54,8 @@ struct ServeCommand: ParsableCommand {
         routeLibmicrohttpdPanics(to: logger)
 
         FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
-        let service = QuireService(configuration: settings.service, logger: logger)
+        let store = try StoreSetup.open(settings.storagePath, logger: logger)
+        let service = QuireService(configuration: settings.service, logger: logger, store: store)
         do {
             try service.start()
             try service.load()
@@ -71,6 +75,7 @@ struct ServeCommand: ParsableCommand {
         if let port { values["server.port"] = .int(port) }
         if let threads { values["server.threads"] = .int(threads) }
         if let writeToken { values["auth.writeToken"] = .string(writeToken) }
+        if let storage { values["storage.path"] = .string(storage) }
         if let logLevel { values["log.level"] = .string(logLevel) }
         if let logFormat { values["log.format"] = .string(logFormat) }
         return values
