@@ -113,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuireStoreTests",
-            dependencies: ["QuireStore", "QuireCore", "quire"],
+            dependencies: ["QuireStore", "QuireCore", "QuireAPI", "QuireHTTP", "QuireTesting", "quire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

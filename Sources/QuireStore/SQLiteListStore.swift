@@ -37,13 +37,18 @@ public final class SQLiteListStore: ListStore {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 database = try DatabaseQueue(path: path, configuration: Self.configuration)
             }
+            // Only reads until the schema is known to need an upgrade: a damaged file is never written to.
             let migrator = Self.migrator
-            try database.write { db in
-                if try migrator.hasBeenSuperseded(db) {
-                    throw StoreError.open(path, reason: "its schema is from a newer version of quire")
-                }
+            let (superseded, completed) = try database.read { db in
+                (try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db))
             }
-            try migrator.migrate(database)
+            if superseded {
+                throw StoreError.open(path, reason: "its schema is from a newer version of quire")
+            }
+            if !completed {
+                try database.read { db in try Self.checkIntegrity(db) }
+                try migrator.migrate(database)
+            }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -51,14 +56,25 @@ public final class SQLiteListStore: ListStore {
         }
     }
 
+    /// Refuses a file that SQLite finds damaged (`quick_check`), before a migration writes to it.
+    private static func checkIntegrity(_ db: Database) throws {
+        let result = try String.fetchOne(db, sql: "PRAGMA quick_check")
+        guard result == "ok" else { throw StoreError.open(db.description, reason: "damaged: \(result ?? "?")") }
+    }
+
     /// WAL, `synchronous = FULL` (see the type's documentation), foreign keys off (the store keeps its
     /// rows consistent itself), and a wait of up to 10 s for a lock held by another process (a backup).
     static var configuration: Configuration {
         var configuration = Configuration()
-        configuration.journalMode = .wal
         configuration.busyMode = .timeout(10)
         configuration.label = "quire.store"
         configuration.prepareDatabase { db in
+            // Not GRDB's `journalMode = .wal`: it writes a dummy table into the file at every opening,
+            // and a file that turns out to be damaged must not be written to.
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            guard mode == "wal" || mode == "memory" else {
+                throw StoreError.open(db.description, reason: "cannot use WAL mode (journal mode \(mode ?? "?"))")
+            }
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         return configuration
@@ -75,6 +91,16 @@ public final class SQLiteListStore: ListStore {
         } catch {
             throw StoreError.write(path, error)
         }
+    }
+
+    /// SQLite's `synchronous` setting in force (2 is `FULL`), for tests.
+    public func synchronousMode() throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+    }
+
+    /// The journal mode in force (`wal` for a file).
+    public func journalMode() throws -> String {
+        try database.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
     }
 
     /// The number of pages the file holds now.
