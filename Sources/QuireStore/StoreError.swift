@@ -69,7 +69,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 
     private static func describe(_ error: any Error) -> String {
         if let error = error as? DatabaseError {
-            return "\(error.message ?? "SQLite error") (\(error.resultCode))"
+            return "\(error.message ?? "SQLite error") (SQLite result code \(error.extendedResultCode.rawValue))"
         }
         return String(describing: error)
     }
