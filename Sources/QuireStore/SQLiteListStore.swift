@@ -93,6 +93,11 @@ public final class SQLiteListStore: ListStore {
         }
     }
 
+    /// Closes the database: later calls fail. (Dropping the last reference closes it too.)
+    public func close() throws {
+        try database.close()
+    }
+
     /// SQLite's `synchronous` setting in force (2 is `FULL`), for tests.
     public func synchronousMode() throws -> Int {
         try database.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }

@@ -11,8 +11,10 @@ struct BackupCommand: ParsableCommand {
         discussion: "The copy is a new file (never an existing one); `quire serve --storage FILE` serves its lists."
     )
 
-    @Option(name: .long, help: "The database to copy (storage.path of the server).")
-    var storage: String = Settings.defaultStoragePath
+    @Option(
+        name: .long,
+        help: "The database to copy: the server's storage.path (default: $QUIRE_STORAGE_PATH, else data/quire.sqlite).")
+    var storage: String = ProcessInfo.processInfo.environment["QUIRE_STORAGE_PATH"] ?? Settings.defaultStoragePath
 
     @Option(name: .long, help: "The new file to write.")
     var to: String

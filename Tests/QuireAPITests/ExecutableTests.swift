@@ -78,7 +78,13 @@ struct ExecutableTests {
         let port = try child.waitForPort()
         let connection = try HTTPClientConnection(host: "127.0.0.1", port: port)
         #expect(try connection.request("GET", "/healthz").text == #"{"status":"ok"}"#)
-        #expect(try connection.request("GET", "/readyz").status == 200)
+        // /readyz turns 200 once the stored lists are loaded (503 until then).
+        var ready = try connection.request("GET", "/readyz").status
+        for _ in 0..<200 where ready != 200 {
+            usleep(50_000)
+            ready = try connection.request("GET", "/readyz").status
+        }
+        #expect(ready == 200)
         kill(child.process.processIdentifier, signal)
         #expect(child.waitForExit() == 0)
         #expect(child.output.contains("\"stopped\""))

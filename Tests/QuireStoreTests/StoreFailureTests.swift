@@ -85,7 +85,9 @@ struct StoreFailureTests {
         let retried = try server.request("PUT", "/v1/lists/l", headers: json, body: listBody(400, tag: "second"))
         #expect(retried.status == 200)
         #expect(retried.text.contains(#""version":2"#))
-        let reloaded = try SQLiteListStore(path: storePath).loadAll(limits: ListLimits())
+        let reopened = try SQLiteListStore(path: storePath)
+        let reloaded = try reopened.loadAll(limits: ListLimits())
+        try reopened.close()
         #expect(reloaded["l"]?.version == 2)
         #expect(String(decoding: reloaded["l"]!.documentBytes, as: UTF8.self).contains(#""tag":"second""#))
     }
@@ -96,16 +98,22 @@ struct StoreFailureTests {
             // No mount here: the size cap below fails writes the same way (SQLITE_FULL).
             return
         }
-        let path = fileSystem.folder.appendingPathComponent("quire.sqlite").path
-        let store = try SQLiteListStore(path: path)
-        let (service, server) = try Self.service(store: store)
-        defer { service.shutdown() }
-        #expect(
-            try server.request("PUT", "/v1/lists/l", headers: Self.json, body: Self.listBody(5, tag: "first")).status
-                == 201)
-        let filler = fileSystem.fill()
-        try Self.checkFailedWrite(server: server, store: store, storePath: path) {
-            try FileManager.default.removeItem(atPath: filler)
+        try withExtendedLifetime(fileSystem) {
+            let path = fileSystem.folder.appendingPathComponent("quire.sqlite").path
+            let store = try SQLiteListStore(path: path)
+            let (service, server) = try Self.service(store: store)
+            defer {
+                // Close the file before the file system is unmounted.
+                service.shutdown()
+                try? store.close()
+            }
+            let first = try server.request(
+                "PUT", "/v1/lists/l", headers: Self.json, body: Self.listBody(5, tag: "first"))
+            #expect(first.status == 201)
+            let filler = fileSystem.fill()
+            try Self.checkFailedWrite(server: server, store: store, storePath: path) {
+                try FileManager.default.removeItem(atPath: filler)
+            }
         }
     }
 
