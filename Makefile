@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test check-dockerfile check-format format openapi bench bench-http bench-core bench-store clean
+.PHONY: all deps deps-bench build build-release run test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-core bench-store clean
 
 all: build
 
@@ -45,11 +45,18 @@ format:
 openapi:
 	scripts/embed-openapi
 
-## Benchmarks: HTTP against ../shared/bench/mhd-reference.c, then the core's figures, then the store's.
-bench: bench-http bench-core bench-store
+## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the core,
+## the store (durable writes and start-up).
+bench: bench-http bench-sessions bench-long-polls bench-core bench-store
 
 bench-http: deps-bench
-	scripts/bench-http.sh /healthz 3 5
+	scripts/bench.py http --rounds 5 --seconds 5
+
+bench-sessions: deps
+	scripts/bench.py sessions --count 100000
+
+bench-long-polls: deps
+	scripts/bench.py long-polls --count 5000
 
 bench-core: deps
 	$(SWIFT) run -c release quire-bench diff

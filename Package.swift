@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(
             name: "QuireAPITests",
             dependencies: [
-                "QuireAPI", "QuireHTTP", "QuireTesting", "quire",
+                "QuireAPI", "QuireHTTP", "QuireCore", "QuireClient", "QuireTesting", "quire",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -71,6 +71,12 @@ static inline uint16_t quire_mhd_bound_port(struct MHD_Daemon *daemon) {
     return NULL == info ? 0 : info->port;
 }
 
+/** The number of connections open (0 when unknown). */
+static inline unsigned int quire_mhd_connection_count(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return NULL == info ? 0 : info->num_connections;
+}
+
 /** The client's address of a connection, or NULL. */
 static inline const struct sockaddr *quire_mhd_client_address(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info =

@@ -35,6 +35,10 @@ extension APIContext {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
+        if let unknown = body.objectValue?.keys.filter({ $0 != "ops" }).min() {
+            throw Problem(
+                .invalidOp, detail: "\(unknown): unknown member.", extensions: [.init("path", .string(unknown))])
+        }
         if let ops = body["ops"]?.arrayValue, ops.isEmpty {
             throw Problem(
                 .invalidOp, detail: "ops: expected at least one op.", extensions: [.init("path", .string("ops"))])

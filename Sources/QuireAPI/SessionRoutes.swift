@@ -125,7 +125,9 @@ extension APIContext {
                         "since=\(since) is not the version of this session's window (\(current)); reset the session.",
                     extensions: [.init("version", .int(Int(current)))])
             }
-            if sessions.update(answer.session, expectedRevision: session.revision) {
+            if answer.session.revision == session.revision
+                || sessions.update(answer.session, expectedRevision: session.revision)
+            {
                 return SessionReply(answer)
             }
         }

@@ -89,8 +89,18 @@ public final class HTTPServer: Sendable {
         for response in pending.withLock({ $0.startDraining() }) {
             response.resumeForShutdown()
         }
-        let deadline = ContinuousClock.now + .milliseconds(Int(configuration.drainTimeoutSeconds * 1000))
-        while inFlightCount > 0 && ContinuousClock.now < deadline {
+        // Done when no connection is left, or no request has been in flight for a quiet period: a
+        // request a busy worker thread has not read yet starts within microseconds of that thread
+        // freeing up, so the quiet period keeps it from being cut off.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int(configuration.drainTimeoutSeconds * 1000))
+        var quietSince = clock.now
+        while clock.now < deadline && quire_mhd_connection_count(daemon.pointer) > 0 {
+            if inFlightCount > 0 {
+                quietSince = clock.now
+            } else if clock.now - quietSince >= .milliseconds(100) {
+                break
+            }
             usleep(2_000)
         }
         let unfinished = inFlightCount

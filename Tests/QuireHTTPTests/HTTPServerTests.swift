@@ -176,26 +176,41 @@ struct HTTPServerTests {
 
     @Test("shutdown lets in-flight requests finish and refuses new connections")
     func shutdownWithRequestsInFlight() throws {
-        let server = try TestServer(responder: Responders.slow(milliseconds: 400))
+        let server = try TestServer(responder: Responders.slow(milliseconds: 300))
         let port = server.port
         let statuses = Mutex<[Int]>([])
-        let started = Atomic<Int>(0)
+        let sent = Atomic<Int>(0)
         DetachedThread.start {
-            while started.load(ordering: .relaxed) < 4 { sleep(milliseconds: 5) }
-            sleep(milliseconds: 100)
+            // Stop once the four requests are sent and the first is being handled; with two worker
+            // threads, two of them wait for a thread while the server drains.
+            while sent.load(ordering: .relaxed) < 4 || server.server.inFlightCount == 0 { sleep(milliseconds: 2) }
             server.stop()
         }
         try concurrently(4) { _ in
             let connection = try server.connect()
-            started.add(1, ordering: .relaxed)
-            let response = try connection.request("GET", "/slow")
+            try connection.write(HTTPClientConnection.head("GET", "/slow", bodyLength: nil))
+            sent.add(1, ordering: .relaxed)
+            let response = try connection.readResponse()
             statuses.withLock { $0.append(response.status) }
-            #expect(response.headers["Connection"]?.lowercased() == "close")
         }
         #expect(statuses.withLock { $0 } == [200, 200, 200, 200])
         #expect(throws: HTTPClientError.self) {
             try HTTPClientConnection(host: "127.0.0.1", port: port, timeoutSeconds: 1)
         }
+    }
+
+    @Test("responses sent while draining close their connection")
+    func drainingClosesConnections() throws {
+        let server = try TestServer(responder: Responders.slow(milliseconds: 300)) { $0.threads = 1 }
+        let connection = try server.connect()
+        try connection.write(HTTPClientConnection.head("GET", "/slow", bodyLength: nil))
+        DetachedThread.start {
+            while server.server.inFlightCount == 0 { sleep(milliseconds: 2) }
+            server.stop()
+        }
+        let response = try connection.readResponse()
+        #expect(response.status == 200)
+        #expect(response.headers["Connection"]?.lowercased() == "close")
     }
 
     @Test("shutdown answers every pending deferred response")

@@ -79,6 +79,12 @@ extension Session {
         }
         let new = latest.window(following: old, expanded: expanded, extend: extend)
         let changes = old.changes(to: new)
+        if base.version.version == latest.version && base.range == new.start..<new.end && base.expanded == expanded
+            && current.version.version == since
+        {
+            // Nothing moved: the session stays as it is (and keeps its previous window for a retry).
+            return SessionAnswer(from: since, window: new, changes: changes, session: self)
+        }
         var next = self
         next.previous = base
         next.current = SessionWindow(new, of: latest)

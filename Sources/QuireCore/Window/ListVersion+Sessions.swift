@@ -12,7 +12,8 @@ extension ListVersion {
     /// The window a session holds in this version, given the window `old` it held in an earlier one
     /// (API.md §4): a contiguous run whose ends are the old window's first and last items that still exist
     /// and kept their order (an item moved far away leaves the window instead of stretching it); a window
-    /// that started the list still does. Then extended as asked. Diff `old` against it for the changes.
+    /// that started the list still does; when none of its items survives, it keeps its place and size.
+    /// Then extended as asked. Diff `old` against it for the changes.
     ///
     /// - Parameters:
     ///   - old: the window the client holds.
@@ -37,8 +38,9 @@ extension ListVersion {
             start = positions[first]
             end = positions[last] + 1
         } else {
-            start = min(old.start, layout.total)
-            end = start
+            // Nothing of the old window survives: keep its place and its size.
+            start = min(old.start, max(0, layout.total - old.count))
+            end = min(layout.total, start + old.count)
         }
         if old.start == 0 { start = 0 }
         switch extend {

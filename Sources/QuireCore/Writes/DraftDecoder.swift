@@ -11,6 +11,7 @@ struct DraftDecoder {
     /// Decodes `{ "sections": [...] }`.
     mutating func document(_ json: JSONValue) throws(ListValidationError) -> [SectionDraft] {
         guard let object = json.objectValue else { throw path.error(.wrongType, "expected an object") }
+        try rejectUnknownMembers(object, allowed: ["sections"])
         guard let sections = object["sections"] else {
             throw path.error(.missingField, at: "sections", "missing field")
         }
@@ -36,6 +37,7 @@ struct DraftDecoder {
 
     mutating func section(_ json: JSONValue) throws(ListValidationError) -> SectionDraft {
         guard let object = json.objectValue else { throw path.error(.wrongType, "expected an object") }
+        try rejectUnknownMembers(object, allowed: Self.sectionMembers)
         let id = try identifier(object, key: "id", maxLength: limits.maxIDLength)
         let header = try supplementary(object["header"], key: "header")
         let footer = try supplementary(object["footer"], key: "footer")
@@ -65,6 +67,7 @@ struct DraftDecoder {
 
     mutating func item(_ json: JSONValue, depth: Int) throws(ListValidationError) -> ItemDraft {
         guard let object = json.objectValue else { throw path.error(.wrongType, "expected an object") }
+        try rejectUnknownMembers(object, allowed: Self.itemMembers)
         let id = try identifier(object, key: "id", maxLength: limits.maxIDLength)
         let type = try identifier(object, key: "type", maxLength: limits.maxTypeLength)
         let data = try encodedData(object["data"] ?? .null, key: "data")
@@ -86,6 +89,7 @@ struct DraftDecoder {
         path.push(key)
         defer { path.pop() }
         guard let object = json.objectValue else { throw path.error(.wrongType, "expected an object or null") }
+        try rejectUnknownMembers(object, allowed: ["type", "data"])
         let type = try identifier(object, key: "type", maxLength: limits.maxTypeLength)
         let data = try encodedData(object["data"] ?? .null, key: "data")
         var bytes: [UInt8] = Array("{\"type\":".utf8)
@@ -94,6 +98,18 @@ struct DraftDecoder {
         bytes.append(contentsOf: data)
         bytes.append(UInt8(ascii: "}"))
         return bytes
+    }
+
+    static let sectionMembers: Set<String> = ["id", "header", "footer", "items"]
+    static let itemMembers: Set<String> = ["id", "type", "data", "children"]
+
+    /// Refuses members other than `allowed`, naming the first unknown one (in sorted order), so that a
+    /// misspelt member is an error instead of silently ignored data.
+    func rejectUnknownMembers(_ object: [String: JSONValue], allowed: Set<String>) throws(ListValidationError) {
+        guard object.count > allowed.count || object.keys.contains(where: { !allowed.contains($0) }) else { return }
+        if let unknown = object.keys.filter({ !allowed.contains($0) }).min() {
+            throw path.error(.unknownMember, at: unknown, "unknown member")
+        }
     }
 
     /// A required, non-empty string member no longer than `maxLength` UTF-8 bytes.

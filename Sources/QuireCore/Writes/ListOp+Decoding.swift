@@ -4,6 +4,10 @@ extension ListOp {
     /// - Throws: ``OpError`` with the index of the first invalid op and the path inside it.
     /// - Complexity: O(*n*) in the size of the body.
     public static func decodeBatch(_ json: JSONValue, limits: ListLimits = ListLimits()) throws(OpError) -> [ListOp] {
+        if let object = json.objectValue, let unknown = object.keys.filter({ $0 != "ops" }).min() {
+            throw OpError(
+                opIndex: 0, error: ListValidationError(.unknownMember, path: unknown, reason: "unknown member"))
+        }
         guard let ops = json["ops"]?.arrayValue else {
             throw OpError(
                 opIndex: 0, error: ListValidationError(.missingField, path: "ops", reason: "expected an array of ops"))
@@ -20,6 +24,18 @@ extension ListOp {
         return result
     }
 
+    /// The members each op may have.
+    static let opMembers: [String: Set<String>] = [
+        "insertItems": ["op", "section", "parent", "items", "after", "before"],
+        "removeItems": ["op", "ids"],
+        "updateItems": ["op", "items"],
+        "moveItem": ["op", "id", "section", "parent", "after", "before"],
+        "insertSections": ["op", "sections", "after", "before"],
+        "removeSections": ["op", "ids"],
+        "updateSection": ["op", "id", "header", "footer"],
+        "moveSection": ["op", "id", "after", "before"],
+    ]
+
     /// Decodes one op object.
     ///
     /// - Throws: ``ListValidationError`` with a path inside the op.
@@ -31,6 +47,9 @@ extension ListOp {
         guard let object = json.objectValue else { throw decoder.path.error(.wrongType, "expected an op object") }
         guard let name = object["op"]?.stringValue else {
             throw decoder.path.error(.missingField, at: "op", "missing op name")
+        }
+        if let allowed = opMembers[name] {
+            try decoder.rejectUnknownMembers(object, allowed: allowed)
         }
         switch name {
         case "insertItems":

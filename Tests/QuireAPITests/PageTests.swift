@@ -1,0 +1,155 @@
+import Foundation
+import QuireCore
+import QuireHTTP
+import QuireTesting
+import Testing
+
+@testable import QuireAPI
+
+/// Stateless pages (API.md §3) over HTTP.
+@Suite("Stateless pages")
+struct PageTests {
+    /// Follows `next` cursors from the first page; returns the ids seen.
+    static func walk(_ api: APIFixture, list: String, limit: Int, between: (Int) throws -> Void = { _ in }) throws
+        -> [String]
+    {
+        var ids: [String] = []
+        var target = "/v1/lists/\(list)?limit=\(limit)"
+        var pages = 0
+        while true {
+            let response = try api.call("GET", target)
+            try #require(response.status == 200, "\(response.text)")
+            let object = try response.object()
+            for section in object["sections"] as! [[String: Any]] {
+                ids += (section["items"] as! [[String: Any]]).map { $0["id"] as! String }
+            }
+            let page = object["page"] as! [String: Any]
+            guard let next = page["next"] as? String else { return ids }
+            #expect(response.headers["Link"]?.contains("rel=\"next\"") == true)
+            target = "/v1/lists/\(list)?limit=\(limit)&after=\(next)"
+            pages += 1
+            try between(pages)
+        }
+    }
+
+    @Test("pages of a list, forward by cursor, cover it exactly; sections carry offset and count")
+    func forward() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 4, items: 25, childrenEvery: 5))
+        #expect(try Self.walk(api, list: "l", limit: 7) == api.listIDs("l"))
+        let first = try api.call("GET", "/v1/lists/l?limit=30").object()
+        let sections = first["sections"] as! [[String: Any]]
+        #expect(sections.map { $0["id"] as! String } == ["sec-0", "sec-1"])
+        #expect(sections[1]["offset"] as? Int == 0)
+        #expect(sections[1]["count"] as? Int == 25)
+        #expect((sections[1]["items"] as! [Any]).count == 5)
+        let page = first["page"] as! [String: Any]
+        #expect(page["total"] as? Int == 100)
+        #expect(page["hasPrev"] as? Bool == false)
+        #expect(page["prev"] is NSNull)
+        let withChildren = (sections[0]["items"] as! [[String: Any]])[0]
+        #expect(withChildren["childCount"] as? Int == 2)
+        #expect(withChildren["children"] == nil)
+    }
+
+    @Test("backward by the before cursor, and the default limit of 50")
+    func backward() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 120))
+        let first = try api.call("GET", "/v1/lists/l").object()
+        #expect(((first["sections"] as! [[String: Any]])[0]["items"] as! [Any]).count == 50)
+        let second = try api.call(
+            "GET", "/v1/lists/l?limit=50&after=\((first["page"] as! [String: Any])["next"] as! String)"
+        ).object()
+        let previous = (second["page"] as! [String: Any])["prev"] as! String
+        let back = try api.call("GET", "/v1/lists/l?limit=10&before=\(previous)").object()
+        let ids = ((back["sections"] as! [[String: Any]])[0]["items"] as! [[String: Any]]).map { $0["id"] as! String }
+        #expect(ids == (40..<50).map { "s0-\($0)" })
+    }
+
+    @Test("a cursor still works after its item is deleted: nothing skipped, nothing repeated")
+    func cursorSurvivesDeletion() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 30))
+        let first = try api.call("GET", "/v1/lists/l?limit=10").object()
+        let next = (first["page"] as! [String: Any])["next"] as! String
+        try api.ops("l", [["op": "removeItems", "ids": ["s0-9", "s0-8"]]])
+        let second = try api.call("GET", "/v1/lists/l?limit=5&after=\(next)").object()
+        let ids = ((second["sections"] as! [[String: Any]])[0]["items"] as! [[String: Any]]).map { $0["id"] as! String }
+        #expect(ids == ["s0-10", "s0-11", "s0-12", "s0-13", "s0-14"])
+        // Every anchor gone: the position is used.
+        try api.ops("l", [["op": "removeItems", "ids": ["s0-7", "s0-6"]]])
+        let third = try api.call("GET", "/v1/lists/l?limit=2&after=\(next)").object()
+        #expect(((third["sections"] as! [[String: Any]])[0]["items"] as! [Any]).count == 2)
+    }
+
+    @Test("ETag and If-None-Match: 304 for the current version, 200 after a write")
+    func conditional() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        let page = try api.call("GET", "/v1/lists/l")
+        #expect(page.headers["ETag"] == "\"1\"")
+        let notModified = try api.call("GET", "/v1/lists/l", headers: [("If-None-Match", "\"1\"")])
+        #expect(notModified.status == 304)
+        #expect(notModified.body.isEmpty)
+        try api.ops("l", [["op": "removeItems", "ids": ["s0-0"]]])
+        let changed = try api.call("GET", "/v1/lists/l", headers: [("If-None-Match", "\"1\"")])
+        #expect(changed.status == 200)
+        #expect(changed.headers["ETag"] == "\"2\"")
+    }
+
+    @Test("bad parameters: limit, both cursors, a foreign cursor; an unknown list")
+    func badParameters() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        for query in ["limit=0", "limit=501", "limit=ten"] {
+            let response = try api.call("GET", "/v1/lists/l?\(query)")
+            #expect(response.status == 400)
+            #expect(try response.problemSlug() == "invalid-request")
+        }
+        let next = try api.call("GET", "/v1/lists/l?limit=1").object()["page"] as! [String: Any]
+        let both = try api.call("GET", "/v1/lists/l?after=\(next["next"] as! String)&before=\(next["next"] as! String)")
+        #expect(try both.problemSlug() == "invalid-request")
+        for cursor in ["garbage", "AQE", "", "%FF"] {
+            let response = try api.call("GET", "/v1/lists/l?after=\(cursor)")
+            #expect(response.status == 400, "cursor \(cursor)")
+            #expect(try response.problemSlug() == "invalid-cursor")
+        }
+        let wrongDirection = try api.call("GET", "/v1/lists/l?before=\(next["next"] as! String)")
+        #expect(try wrongDirection.problemSlug() == "invalid-cursor")
+        #expect(try api.call("GET", "/v1/lists/nope").problemSlug() == "list-not-found")
+    }
+
+    @Test("the same page of the same version is served from the cache")
+    func cached() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 30))
+        let first = try api.call("GET", "/v1/lists/l?limit=5")
+        let misses = api.service.context.pageCache.missCount
+        let second = try api.call("GET", "/v1/lists/l?limit=5")
+        #expect(first.body == second.body)
+        #expect(api.service.context.pageCache.missCount == misses)
+        #expect(api.service.context.pageCache.hitCount >= 1)
+    }
+
+    @Test("cursors round-trip and reject tampering")
+    func cursorEncoding() {
+        let cursor = PageCursor(
+            direction: .after, position: 123_456, anchors: ["a", "ü-ñ", String(repeating: "x", count: 256)])
+        #expect(PageCursor(encoded: cursor.encoded) == cursor)
+        #expect(
+            cursor.encoded.utf8.allSatisfy {
+                $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (48...122).contains($0)
+            })
+        var tampered = Array(cursor.encoded.utf8)
+        tampered.removeLast(3)
+        #expect(PageCursor(encoded: String(decoding: tampered, as: UTF8.self)) == nil)
+        #expect(PageCursor(encoded: "") == nil)
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import QuireClient
+import QuireCore
+import QuireHTTP
+import QuireTesting
+import Synchronization
+import Testing
+
+@testable import QuireAPI
+
+/// Sessions (API.md §4) over HTTP, each answer applied by QuireClient as a phone would.
+@Suite("Sessions and changes")
+struct SessionTests {
+    @Test("create: 201, Location, the first page with session and format; around and expanded")
+    func create() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 2, items: 10, childrenEvery: 3))
+        let response = try api.call("POST", "/v1/lists/l/sessions", json: ["limit": 4, "format": "sequential"])
+        #expect(response.status == 201)
+        let object = try response.object()
+        let id = try #require(object["session"] as? String)
+        #expect(id.count >= 22)
+        #expect(response.headers["Location"] == "/v1/sessions/\(id)")
+        #expect(object["format"] as? String == "sequential")
+        #expect(object["version"] as? Int == 1)
+        let around = try SessionClient(api, list: "l", options: ["limit": 3, "around": "s1-5"])
+        #expect(around.window.itemIDs == ["s1-4", "s1-5", "s1-6"])
+        let expanded = try SessionClient(api, list: "l", options: ["limit": 4, "expanded": ["s0-0"]])
+        #expect(expanded.window.itemIDs == ["s0-0", "s0-0-c0", "s0-0-c1", "s0-1"])
+        let child = expanded.window.sections[0].items[1]
+        #expect(child["parent"]?.stringValue == "s0-0")
+        #expect(child["depth"] == .number(1))
+        let empty = try api.call("POST", "/v1/lists/l/sessions")
+        #expect(empty.status == 201)
+        #expect(try api.call("POST", "/v1/lists/ghost/sessions").problemSlug() == "list-not-found")
+        for bad in [["limit": 0], ["format": "xml"], ["expanded": "x"], ["unknown": 1]] as [[String: Any]] {
+            #expect(try api.call("POST", "/v1/lists/l/sessions", json: bad).problemSlug() == "invalid-request")
+        }
+    }
+
+    @Test(
+        "changes after writes apply cleanly in both formats and equal a fresh read", arguments: ["batch", "sequential"])
+    func changesBothFormats(format: String) throws {
+        let api = try APIFixture { $0.sessions.resetShare = 100 }
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 3, items: 8))
+        let client = try SessionClient(api, list: "l", options: ["limit": 12, "format": format])
+        try api.ops(
+            "l",
+            [
+                ["op": "insertItems", "section": "sec-0", "items": [["id": "n1", "type": "row"]], "after": "s0-2"],
+                ["op": "removeItems", "ids": ["s0-5"]],
+                ["op": "moveItem", "id": "s1-1", "section": "sec-0", "before": "s0-0"],
+                ["op": "updateItems", "items": [["id": "s0-3", "type": "row", "data": ["edited": true]]]],
+                ["op": "updateSection", "id": "sec-0", "header": ["type": "header", "data": ["title": "new"]]],
+            ])
+        let answer = try client.sync()
+        #expect(answer["changes"] != nil)
+        #expect(answer["from"] as? Int == 1)
+        #expect(answer["version"] as? Int == 2)
+        #expect(client.window == (try api.freshWindow(ofSession: client.id)))
+        #expect(client.window.sections[0].items.first?["id"]?.stringValue == "s1-1")
+    }
+
+    @Test("extend next and prev grow the window by limit, without duplicates or gaps")
+    func extend() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 2, items: 10))
+        let client = try SessionClient(api, list: "l", options: ["limit": 3, "around": "s1-5"])
+        try client.sync("&extend=next&limit=4")
+        #expect(client.window.itemIDs == ["s1-4", "s1-5", "s1-6", "s1-7", "s1-8", "s1-9"])
+        #expect(!client.hasNext)
+        try client.sync("&extend=prev")  // the session's own limit, 3
+        #expect(client.window.itemIDs == ["s1-1", "s1-2", "s1-3", "s1-4", "s1-5", "s1-6", "s1-7", "s1-8", "s1-9"])
+        try client.sync("&extend=prev&limit=5")
+        #expect(client.window.itemIDs.first == "s0-6")
+        #expect(client.window == (try api.freshWindow(ofSession: client.id)))
+        #expect(
+            try api.call("GET", "/v1/sessions/\(client.id)/changes?since=\(client.version)&extend=sideways").status
+                == 400)
+    }
+
+    @Test("a retried since is answered again with the same changes; an unknown since is 409")
+    func retriedSince() throws {
+        let api = try APIFixture { $0.sessions.resetShare = 100 }
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 10))
+        let client = try SessionClient(api, list: "l", options: ["limit": 5])
+        try api.ops("l", [["op": "removeItems", "ids": ["s0-1"]]])
+        let first = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1")
+        let retry = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1")  // the first answer was lost
+        #expect(first.status == 200)
+        #expect(retry.body == first.body)
+        _ = try client.apply(retry)
+        #expect(client.version == 2)
+        #expect(try api.call("GET", "/v1/sessions/\(client.id)/changes?since=2").status == 200)
+        let stale = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=7")
+        #expect(stale.status == 409)
+        #expect(try stale.problemSlug() == "since-mismatch")
+        #expect(try stale.object()["version"] as? Int == 2)
+        for since in ["", "0", "x", "-1"] {
+            #expect(
+                try api.call("GET", "/v1/sessions/\(client.id)/changes?since=\(since)").problemSlug()
+                    == "invalid-request")
+        }
+    }
+
+    @Test("large changes come as a reset, applied as reloadData")
+    func reset() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 10))
+        let client = try SessionClient(api, list: "l", options: ["limit": 5])
+        try api.put("l", listDocument(sections: 1, items: 10, prefix: "other-"))
+        let answer = try client.sync()
+        #expect(answer["reset"] != nil)
+        #expect(answer["changes"] == nil)
+        #expect(client.window.itemIDs == ["other-s0-0", "other-s0-1", "other-s0-2", "other-s0-3", "other-s0-4"])
+        let pulled = try api.call("POST", "/v1/sessions/\(client.id)/reset", json: ["limit": 2])
+        #expect(pulled.status == 200)
+        _ = try client.apply(pulled)
+        #expect(client.window.itemIDs == ["other-s0-0", "other-s0-1"])
+        #expect(try api.call("POST", "/v1/sessions/\(client.id)/reset").status == 200)
+    }
+
+    @Test("expand and collapse send the children as inserts and deletes")
+    func expandCollapse() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 6, childrenEvery: 2))
+        let client = try SessionClient(api, list: "l", options: ["limit": 4])
+        _ = try client.apply(
+            try api.call("POST", "/v1/sessions/\(client.id)/expand", json: ["since": client.version, "id": "s0-2"]))
+        #expect(client.window.itemIDs == ["s0-0", "s0-1", "s0-2", "s0-2-c0", "s0-2-c1", "s0-3"])
+        _ = try client.apply(
+            try api.call("POST", "/v1/sessions/\(client.id)/collapse", json: ["since": client.version, "id": "s0-2"]))
+        #expect(client.window.itemIDs == ["s0-0", "s0-1", "s0-2", "s0-3"])
+        #expect(
+            try api.call("POST", "/v1/sessions/\(client.id)/expand", json: ["since": 99, "id": "s0-2"]).status == 409)
+        #expect(try api.call("POST", "/v1/sessions/\(client.id)/expand", json: ["id": "s0-2"]).status == 400)
+    }
+
+    @Test("DELETE ends a session; unknown ids are 404 session-not-found")
+    func deleteSession() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        let client = try SessionClient(api, list: "l")
+        #expect(try api.call("DELETE", "/v1/sessions/\(client.id)").status == 204)
+        #expect(try api.call("DELETE", "/v1/sessions/\(client.id)").problemSlug() == "session-not-found")
+        #expect(try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1").problemSlug() == "session-not-found")
+        #expect(try api.call("GET", "/v1/sessions/nope/changes?since=1").problemSlug() == "session-not-found")
+    }
+
+    @Test("idle sessions expire; past the capacity the least recently used is evicted")
+    func expiryAndEviction() throws {
+        let api = try APIFixture {
+            $0.sessions.capacity = 3
+            $0.sessions.idleSeconds = 0.4
+        }
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        let clients = try (0..<3).map { _ in try SessionClient(api, list: "l") }
+        try clients[0].sync()  // the oldest becomes the most recently used
+        let fourth = try SessionClient(api, list: "l")
+        #expect(
+            try api.call("GET", "/v1/sessions/\(clients[1].id)/changes?since=1").problemSlug() == "session-not-found")
+        #expect(try api.call("GET", "/v1/sessions/\(clients[0].id)/changes?since=1").status == 200)
+        #expect(api.service.context.sessions.evictionCount == 1)
+        sleep(milliseconds: 700)
+        #expect(try api.call("GET", "/v1/sessions/\(fourth.id)/changes?since=1").problemSlug() == "session-not-found")
+    }
+
+    @Test("a long poll is woken by a write within milliseconds; another times out with no changes")
+    func longPoll() throws {
+        let api = try APIFixture { $0.sessions.resetShare = 100 }
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 5))
+        let client = try SessionClient(api, list: "l")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let quiet = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1&wait=0.4")
+        #expect(clock.now - start >= .milliseconds(380))
+        #expect(try quiet.object()["version"] as? Int == 1)
+        DetachedThread.start {
+            while api.service.context.longPolls.count < 1 { sleep(milliseconds: 2) }
+            sleep(milliseconds: 100)
+            _ = try? api.ops("l", [["op": "removeItems", "ids": ["s0-0"]]])
+        }
+        let woken = clock.now
+        let answer = try client.sync("&wait=20")
+        let elapsed = clock.now - woken
+        #expect(elapsed < .seconds(5))
+        #expect(answer["version"] as? Int == 2)
+        #expect(client.window.itemIDs == ["s0-1", "s0-2", "s0-3", "s0-4"])
+    }
+
+    @Test("past the waiter cap, a long poll gets 503 overloaded with Retry-After")
+    func waiterCap() throws {
+        let api = try APIFixture { $0.longPolls.maxWaiters = 1 }
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 5))
+        let first = try SessionClient(api, list: "l")
+        let second = try SessionClient(api, list: "l")
+        let status = Mutex(0)
+        let secondID = second.id
+        DetachedThread.start {
+            while api.service.context.longPolls.count < 1 { sleep(milliseconds: 2) }
+            let refused = try? api.call("GET", "/v1/sessions/\(secondID)/changes?since=1&wait=5")
+            status.withLock { $0 = refused?.status ?? -1 }
+            #expect(refused?.headers["Retry-After"] != nil)
+            _ = try? api.ops("l", [["op": "removeItems", "ids": ["s0-0"]]])
+        }
+        #expect(try api.call("GET", "/v1/sessions/\(first.id)/changes?since=1&wait=10").status == 200)
+        #expect(status.withLock { $0 } == 503)
+    }
+
+    @Test("shutdown answers the waiting long polls")
+    func shutdownAnswersWaiters() throws {
+        let api = try APIFixture()
+        try api.put("l", listDocument(sections: 1, items: 5))
+        let client = try SessionClient(api, list: "l")
+        DetachedThread.start {
+            while api.service.context.longPolls.count < 1 { sleep(milliseconds: 2) }
+            api.stop()
+        }
+        let response = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1&wait=30")
+        #expect(response.status == 200)
+    }
+}

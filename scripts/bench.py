@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Quire's HTTP benchmarks, each measured in one run against ../shared/bench/mhd-reference.c.
+
+  scripts/bench.py http [--rounds N] [--seconds S]   requests/s, p50, p99 of the read endpoints vs the reference
+  scripts/bench.py sessions [--count N]              resident memory growth for N sessions (50-item windows)
+  scripts/bench.py long-polls [--count N]            N concurrent long polls on one list, one write: time to answer all
+
+Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
+"""
+import argparse, asyncio, json, os, re, resource, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REFERENCE = os.environ.get("REFERENCE_SOURCE", os.path.join(ROOT, "..", "shared", "bench", "mhd-reference.c"))
+children = []
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args, **kwargs):
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
+    children.append(process)
+    return process
+
+
+def stop_all():
+    for process in children:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def request(method, url, body=None, token=None):
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json"} if data is not None else {}
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    with urllib.request.urlopen(req, timeout=60) as response:
+        return response.status, response.read()
+
+
+def wait_ready(base):
+    for _ in range(600):
+        try:
+            if request("GET", base + "/readyz")[0] == 200:
+                return
+        except Exception:
+            pass
+        time.sleep(0.1)
+    sys.exit("quire did not become ready")
+
+
+def build():
+    subprocess.run(["swift", "build", "-c", "release", "--product", "quire", "--static-swift-stdlib"],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(ROOT, ".build", "release", "quire")
+
+
+def start_quire(extra_env=None):
+    port = free_port()
+    env = dict(os.environ, QUIRE_SERVER_PORT=str(port), QUIRE_LOG_LEVEL="warning", QUIRE_DEMO_LIVE="false")
+    env.update(extra_env or {})
+    process = start([build(), "serve"], env=env, cwd=tempfile.mkdtemp(prefix="quire-bench-"))
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(base)
+    return process, base
+
+
+def wrk(url, seconds, connections=64):
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", url],
+                         capture_output=True, text=True, timeout=seconds + 30).stdout
+
+    def ms(label):
+        m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)\s*$" % label, out, re.M)
+        if not m:
+            return float("nan")
+        value, unit = float(m.group(1)), m.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    errors = sum(int(x) for x in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors += int(non2xx.group(1)) if non2xx else 0
+    return rps, ms("50"), ms("99"), errors
+
+
+def http(options):
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: make deps-bench")
+    reference_binary = os.path.join(tempfile.mkdtemp(prefix="quire-ref-"), "mhd-reference")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-o", reference_binary, REFERENCE] + flags, check=True)
+    _, base = start_quire()
+    status, body = request("POST", base + "/v1/lists/demo/sessions", {"limit": 20})
+    session = json.loads(body)
+    endpoints = [
+        ("GET /healthz", "/healthz", 0.9),
+        ("GET /v1/lists/demo?limit=20", "/v1/lists/demo?limit=20", 0.7),
+        ("GET changes (nothing new)", f"/v1/sessions/{session['session']}/changes?since={session['version']}", 0.6),
+    ]
+    print(f"{'endpoint':32} {'server':10} {'requests/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    results = []
+    for name, path, target in endpoints:
+        _, expected = request("GET", base + path)
+        body_file = os.path.join(tempfile.mkdtemp(), "body")
+        with open(body_file, "wb") as f:
+            f.write(expected)
+        port = free_port()
+        reference = start([reference_binary, str(port), body_file])
+        time.sleep(0.3)
+        wrk(base + path, 1)  # warm-up
+        ratios = []
+        for round in range(options.rounds):
+            ref = wrk(f"http://127.0.0.1:{port}/", options.seconds)
+            quire = wrk(base + path, options.seconds)
+            ratios.append(quire[0] / ref[0])
+            for label, (rps, p50, p99, errors) in (("reference", ref), ("quire", quire)):
+                print(f"{name:32} {label:10} {rps:11.0f} {p50:8.3f} {p99:8.3f} {errors:7d}")
+        reference.terminate()
+        reference.wait()
+        median = statistics.median(ratios)
+        results.append((name, median, target))
+    print()
+    for name, median, target in results:
+        verdict = "meets" if median >= target else "BELOW"
+        print(f"{name}: median ratio {median:.2f}x of the reference ({verdict} the {target}x target)")
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Connection:
+    """A keep-alive HTTP/1.1 connection for fast sequential requests."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+
+    def request(self, method, path, body=b""):
+        head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        self.sock.sendall(head.encode() + body)
+        while b"\r\n\r\n" not in self.buffer:
+            self.buffer += self.sock.recv(65536)
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))
+        while len(self.buffer) < length:
+            self.buffer += self.sock.recv(65536)
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return int(head.split()[1]), body
+
+
+def sessions(options):
+    process, base = start_quire({"QUIRE_SESSIONS_CAPACITY": str(options.count + 1000)})
+    port = int(base.rsplit(":", 1)[1])
+    document = {"sections": [{"id": f"s{s}", "header": {"type": "h", "data": {"title": f"S{s}"}},
+                              "items": [{"id": f"i{s}-{i}", "type": "row", "data": {"title": f"Item {s}-{i}", "n": i}}
+                                        for i in range(1000)]} for s in range(10)]}
+    request("PUT", base + "/v1/lists/big", document)
+    connection = Connection(port)
+    for _ in range(200):  # warm-up: allocator arenas, caches
+        connection.request("POST", "/v1/lists/big/sessions", b'{"limit":50}')
+    before = rss_mb(process.pid)
+    start_time = time.time()
+    body = b'{"limit":50}'
+    for index in range(options.count):
+        if index % 2 == 1:  # half of them around an item, so windows are spread over the list
+            body = json.dumps({"limit": 50, "around": f"i{index % 10}-{(index * 7) % 1000}"}).encode()
+        else:
+            body = b'{"limit":50}'
+        status, _ = connection.request("POST", "/v1/lists/big/sessions", body)
+        if status != 201:
+            sys.exit(f"session creation failed: {status}")
+    elapsed = time.time() - start_time
+    time.sleep(1)
+    after = rss_mb(process.pid)
+    _, metrics = request("GET", base + "/metrics")
+    active = re.search(rb"quire_sessions_active (\d+)", metrics).group(1).decode()
+    print(f"sessions: {options.count} created in {elapsed:.1f} s ({options.count / elapsed:.0f}/s), {active} active")
+    print(f"sessions-memory: {after - before:.1f} MB resident growth (before {before:.1f} MB, after {after:.1f} MB; target <= 100 MB)")
+
+
+async def long_polls_async(port, base, count):
+    created = []
+    connection = Connection(port)
+    for _ in range(count):
+        status, body = connection.request("POST", "/v1/lists/demo/sessions", b'{"limit":20}')
+        created.append(json.loads(body))
+    answered = []
+
+    async def poll(session):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        path = f"/v1/sessions/{session['session']}/changes?since={session['version']}&wait=30"
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))
+        body = await reader.readexactly(length)
+        answered.append((time.monotonic(), int(head.split()[1]), json.loads(body)["version"]))
+        writer.close()
+
+    tasks = [asyncio.create_task(poll(session)) for session in created]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        _, metrics = await asyncio.to_thread(request, "GET", base + "/metrics")
+        waiting = int(re.search(rb"quire_long_polls_waiting (\d+)", metrics).group(1))
+        if waiting >= count:
+            break
+        await asyncio.sleep(0.05)
+    print(f"long-polls: {waiting} waiting")
+    write_time = time.monotonic()
+    await asyncio.to_thread(request, "POST", base + "/v1/lists/demo/ops",
+                            {"ops": [{"op": "updateItems", "items": [{"id": "m-1", "type": "message", "data": {"edited": True}}]}]})
+    await asyncio.wait_for(asyncio.gather(*tasks), timeout=60)
+    latest = max(t for t, _, _ in answered) - write_time
+    statuses = {status for _, status, _ in answered}
+    versions = {version for _, _, version in answered}
+    print(f"long-polls: {len(answered)} answered (statuses {sorted(statuses)}, versions {sorted(versions)}); "
+          f"the last {latest * 1000:.0f} ms after the write (target <= 1000 ms)")
+
+
+def long_polls(options):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, options.count + 1024), hard))
+    process, base = start_quire()
+    port = int(base.rsplit(":", 1)[1])
+    asyncio.run(long_polls_async(port, base, options.count))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    h = commands.add_parser("http")
+    h.add_argument("--rounds", type=int, default=3)
+    h.add_argument("--seconds", type=int, default=5)
+    s = commands.add_parser("sessions")
+    s.add_argument("--count", type=int, default=100_000)
+    l = commands.add_parser("long-polls")
+    l.add_argument("--count", type=int, default=5_000)
+    options = parser.parse_args()
+    try:
+        {"http": http, "sessions": sessions, "long-polls": long_polls}[options.command](options)
+    finally:
+        stop_all()
+
+
+if __name__ == "__main__":
+    main()
