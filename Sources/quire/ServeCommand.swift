@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import QuireAPI
 import QuireHTTP
+import QuireStore
 
 /// `quire serve`: starts the service, and stops it gracefully on SIGINT or SIGTERM.
 struct ServeCommand: ParsableCommand {
@@ -67,6 +68,8 @@ struct ServeCommand: ParsableCommand {
         let signal = TerminationSignals.wait()
         logger.info("received signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
         service.shutdown()
+        // Closing checkpoints the write-ahead log into the file (what a kill leaves, the next start reads).
+        do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
     }
 
     private var flagValues: [String: ConfigContent] {

@@ -9,8 +9,9 @@ extension ListVersion {
     /// (a longest increasing subsequence), so a `PUT` that changes 1% of a list writes about 1% of rows.
     ///
     /// - Parameter previous: the version the store holds (`nil`: nothing stored yet).
-    /// - Complexity: O(*s* + *c* log *n*) for a write of ops touching *c* items in a list of *s* sections
-    ///   and *n* items; O(*n* log *n*) after a replacement.
+    /// - Complexity: after ops touching *c* items: O(*s* + *c* log *n* + *n*/*b*) for *s* sections, *n*
+    ///   items and leaves of *b* ≈ 48 items (only the leaves of changed containers are listed, and only
+    ///   the unshared ones are read); after a replacement: O(*n* log *n*).
     public func storageChanges(since previous: ListVersion?) -> StorageChanges {
         var walk = StorageWalk(old: previous ?? .empty(limits: limits, interner: interner), new: self)
         walk.compareSections()
