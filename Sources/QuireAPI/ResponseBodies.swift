@@ -47,31 +47,54 @@ enum ResponseBodies {
         let session = answer.session
         let window = answer.window
         var out: [UInt8] = []
-        out.reserveCapacity(256 + window.count * 64)
+        out.reserveCapacity(256)
         out.append(contentsOf: #"{"session":"#.utf8)
         JSONWriter.writeString(session.id, into: &out)
         out.append(contentsOf: #","from":"#.utf8)
         JSONWriter.writeInteger(answer.from, into: &out)
         out.append(contentsOf: #","version":"#.utf8)
-        JSONWriter.writeInteger(window.version, into: &out)
+        JSONWriter.writeInteger(window.version.version, into: &out)
         out.append(contentsOf: #","format":""#.utf8)
         out.append(contentsOf: session.format.rawValue.utf8)
         out.append(contentsOf: #"","#.utf8)
-        if let changes = answer.changes {
+        switch answer.content {
+        case .changes(let changes):
             out.append(contentsOf: #""changes":"#.utf8)
             switch session.format {
             case .batch: changes.encodeBatch(into: &out)
             case .sequential: changes.encodeSequential(into: &out)
             }
-        } else {
+        case .unchanged(let window):
+            out.append(contentsOf: #""changes":"#.utf8)
+            switch session.format {
+            case .batch: writeEmptyBatch(counts: window.sectionCounts, into: &out)
+            case .sequential: out.append(contentsOf: "[]".utf8)
+            }
+        case .reset(let window):
             out.append(contentsOf: #""reset":{"#.utf8)
             writeWindowPageMembers(list: session.list, window: window, into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: #","page":"#.utf8)
-        window.encodePageInfo(into: &out)
-        out.append(UInt8(ascii: "}"))
+        out.append(contentsOf: #","page":{"hasPrev":"#.utf8)
+        out.append(contentsOf: (window.hasPrev ? "true" : "false").utf8)
+        out.append(contentsOf: #","hasNext":"#.utf8)
+        out.append(contentsOf: (window.hasNext ? "true" : "false").utf8)
+        out.append(contentsOf: #","total":"#.utf8)
+        JSONWriter.writeInteger(window.total, into: &out)
+        out.append(contentsOf: "}}".utf8)
         return out
+    }
+
+    /// A batch that changes nothing, with the window's `counts`.
+    static func writeEmptyBatch(counts: [Int], into out: inout [UInt8]) {
+        out.append(
+            contentsOf: #"{"deleteSections":[],"insertSections":[],"moveSections":[],"deleteItems":[],"#.utf8)
+        out.append(contentsOf: #""insertItems":[],"moveItems":[],"counts":["#.utf8)
+        for (index, count) in counts.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeInteger(count, into: &out)
+        }
+        out.append(contentsOf: #"],"updateItems":[],"updateSections":[]}"#.utf8)
     }
 
     /// `{"list":…,"version":…}`, the answer of a write.

@@ -144,29 +144,36 @@ public struct RouterResponder: HTTPResponder {
         }
     }
 
-    /// Walks the tree segment by segment.
+    /// Walks the tree segment by segment, trying a literal before the parameter at each level.
     ///
     /// - Complexity: O(*s*) in the number of segments (literals by hash, then the parameter branch).
     func match(_ path: String) -> (RouteNode, RouteParameters)? {
-        guard path.hasPrefix("/") else { return nil }
+        guard path.utf8.first == UInt8(ascii: "/") else { return nil }
         var parameters = RouteParameters()
-        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        return Self.match(segments[...], from: root, &parameters).map { ($0, parameters) }
+        let start = path.utf8.index(after: path.utf8.startIndex)
+        return Self.match(path, from: start, node: root, &parameters).map { ($0, parameters) }
     }
 
     private static func match(
-        _ segments: ArraySlice<Substring>, from node: RouteNode, _ parameters: inout RouteParameters
+        _ path: String, from start: String.Index, node: RouteNode, _ parameters: inout RouteParameters
     ) -> RouteNode? {
-        guard let first = segments.first else { return node }
-        let segment = String(first)
-        let rest = segments.dropFirst()
-        if let literal = node.literals[segment], let found = match(rest, from: literal, &parameters) {
-            return found
+        let utf8 = path.utf8
+        let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+        let segment = String(path[start..<end])
+        let isLast = end == utf8.endIndex
+        let rest = isLast ? end : utf8.index(after: end)
+        if let literal = node.literals[segment] {
+            if isLast { return literal }
+            if let found = match(path, from: rest, node: literal, &parameters) { return found }
         }
         if let (name, child) = node.parameter, !segment.isEmpty {
+            if isLast {
+                parameters.append(name, segment)
+                return child
+            }
             var attempt = parameters
             attempt.append(name, segment)
-            if let found = match(rest, from: child, &attempt) {
+            if let found = match(path, from: rest, node: child, &attempt) {
                 parameters = attempt
                 return found
             }

@@ -167,7 +167,7 @@ struct SessionReply {
     }
 
     var isEmpty: Bool { answer.isEmpty }
-    var version: UInt64 { answer.window.version }
+    var version: UInt64 { answer.window.version.version }
     var listName: String? { answer.session.list }
 
     var response: Response {

@@ -78,10 +78,11 @@ struct ExecutableTests {
         let port = try child.waitForPort()
         let connection = try HTTPClientConnection(host: "127.0.0.1", port: port)
         #expect(try connection.request("GET", "/healthz").text == #"{"status":"ok"}"#)
-        // /readyz turns 200 once the stored lists are loaded (503 until then).
+        // Listening comes first; ready once the lists are loaded.
         var ready = try connection.request("GET", "/readyz").status
         for _ in 0..<200 where ready != 200 {
-            usleep(50_000)
+            #expect(ready == 503)
+            usleep(20_000)
             ready = try connection.request("GET", "/readyz").status
         }
         #expect(ready == 200)

@@ -1,12 +1,12 @@
 import Foundation
 import QuireClient
-import QuireCore
 import QuireHTTP
 import QuireTesting
 import Synchronization
 import Testing
 
 @testable import QuireAPI
+@testable import QuireCore
 
 /// Sessions (API.md §4) over HTTP, each answer applied by QuireClient as a phone would.
 @Suite("Sessions and changes")
@@ -228,5 +228,29 @@ struct SessionTests {
         }
         let response = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1&wait=30")
         #expect(response.status == 200)
+    }
+}
+
+@Suite("Session answers")
+struct SessionAnswerTests {
+    @Test("an unchanged window is written exactly as an empty diff of it would be", arguments: ChangeFormat.allCases)
+    func unchangedMatchesEmptyDiff(format: ChangeFormat) throws {
+        let version = try ListVersion(
+            document: JSONValue.object([
+                "sections": [
+                    ["id": "a", "items": [["id": "1", "type": "t"], ["id": "2", "type": "t"]]],
+                    ["id": "b", "items": []],
+                    ["id": "c", "items": [["id": "3", "type": "t"]]],
+                ]
+            ]))
+        let window = version.firstPage(limit: 3)
+        let session = Session(id: "s", list: "l", format: format, limit: 3, window: SessionWindow(window, of: version))
+        let unchanged = try session.answer(since: 1, latest: version, change: .update, resetShare: 0.5)
+        guard case .unchanged = unchanged.content else {
+            Issue.record("expected the unchanged fast path")
+            return
+        }
+        let computed = SessionAnswer(from: 1, content: .changes(window.changes(to: window)), session: session)
+        #expect(ResponseBodies.answer(unchanged) == ResponseBodies.answer(computed))
     }
 }

@@ -12,19 +12,35 @@ public enum SessionChange: Sendable, Equatable {
     case collapse(String)
 }
 
-/// A session's answer to one request: the changes (or a reset), and the session as it is afterwards.
+/// A session's answer to one request: the changes, a reset or nothing, and the session afterwards.
 public struct SessionAnswer: Sendable {
-    /// The version of the window the changes apply to.
+    /// What the client applies.
+    public enum Content: Sendable {
+        /// The changes from the client's window to the new one.
+        case changes(WindowChanges)
+        /// The whole new window, for `reloadData`.
+        case reset(Window)
+        /// Nothing changed: the window is still this one.
+        case unchanged(SessionWindow)
+    }
+
+    /// The version of the window the answer applies to.
     public let from: UInt64
-    /// The window the client holds after applying them.
-    public let window: Window
-    /// The changes from the client's window to ``window``; `nil` when the answer is a reset.
-    public let changes: WindowChanges?
+    public let content: Content
     /// The session with its windows moved on.
     public let session: Session
 
+    /// The window the client holds after applying the answer.
+    public var window: SessionWindow { session.current }
+
     /// Whether the answer changes nothing (a long poll keeps waiting then).
-    public var isEmpty: Bool { changes?.isEmpty ?? false }
+    public var isEmpty: Bool {
+        switch content {
+        case .changes(let changes): changes.isEmpty
+        case .reset: false
+        case .unchanged: true
+        }
+    }
 }
 
 /// Why a session cannot answer.
@@ -67,6 +83,10 @@ extension Session {
         } else {
             throw .sinceMismatch(current: current.version.version)
         }
+        if change == .update && base.version.version == latest.version && current.version.version == since {
+            // The list has not changed since the client's window: nothing to compute.
+            return SessionAnswer(from: since, content: .unchanged(current), session: self)
+        }
         let old = base.window
         var expanded = base.expanded
         var extend = WindowExtension.none
@@ -83,14 +103,14 @@ extension Session {
             && current.version.version == since
         {
             // Nothing moved: the session stays as it is (and keeps its previous window for a retry).
-            return SessionAnswer(from: since, window: new, changes: changes, session: self)
+            return SessionAnswer(from: since, content: .changes(changes), session: self)
         }
         var next = self
         next.previous = base
         next.current = SessionWindow(new, of: latest)
         next.revision &+= 1
         let isReset = changes.exceeds(share: resetShare) && !changes.isEmpty
-        return SessionAnswer(from: since, window: new, changes: isReset ? nil : changes, session: next)
+        return SessionAnswer(from: since, content: isReset ? .reset(new) : .changes(changes), session: next)
     }
 
     /// Starts over at the first page of `latest` (pull-to-refresh): the answer is a reset.
@@ -103,6 +123,6 @@ extension Session {
         next.previous = current
         next.current = SessionWindow(window, of: latest)
         next.revision &+= 1
-        return SessionAnswer(from: current.version.version, window: window, changes: nil, session: next)
+        return SessionAnswer(from: current.version.version, content: .reset(window), session: next)
     }
 }

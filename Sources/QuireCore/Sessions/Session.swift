@@ -36,16 +36,25 @@ public enum ChangeFormat: String, Sendable, CaseIterable {
     case sequential
 }
 
-/// A window as a session keeps it: the version, the visible run and the expanded ids it was cut with.
+/// A window as a session keeps it: the version, the visible run and the expanded ids it was cut with,
+/// plus what an answer that changes nothing needs (the sections' item counts and the visible total), so
+/// that such an answer is written without cutting the window again.
 public struct SessionWindow: Sendable {
     public let version: ListVersion
     public let range: Range<Int>
     public let expanded: Set<String>
+    /// Items of each section of the window, in order (the `counts` of an empty batch).
+    public let sectionCounts: [Int]
+    /// Visible items in the whole version, given ``expanded``.
+    public let total: Int
 
-    public init(version: ListVersion, range: Range<Int>, expanded: Set<String>) {
+    /// The window `window` cut from `version`.
+    public init(_ window: Window, of version: ListVersion) {
         self.version = version
-        self.range = range
-        self.expanded = expanded
+        range = window.start..<window.end
+        expanded = window.expanded
+        sectionCounts = window.sections.map(\.items.count)
+        total = window.total
     }
 
     /// The window as the client holds it, with its items.
@@ -55,7 +64,6 @@ public struct SessionWindow: Sendable {
         version.window(range: range, expanded: expanded)
     }
 
-    public init(_ window: Window, of version: ListVersion) {
-        self.init(version: version, range: window.start..<window.end, expanded: window.expanded)
-    }
+    public var hasPrev: Bool { range.lowerBound > 0 }
+    public var hasNext: Bool { range.upperBound < total }
 }

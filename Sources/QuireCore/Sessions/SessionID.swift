@@ -29,7 +29,16 @@ public enum SessionID {
     }
 
     /// Whether `text` has the shape of a session id (so obviously wrong ids are refused cheaply).
-    public static func isWellFormed(_ text: some StringProtocol) -> Bool {
-        text.utf8.count == 22 && text.utf8.allSatisfy { alphabet.contains($0) }
+    ///
+    /// - Complexity: O(1): at most 23 bytes are looked at.
+    public static func isWellFormed(_ text: String) -> Bool {
+        var count = 0
+        for byte in text.utf8 {
+            guard count < 22, isAlphabetByte[Int(byte)] else { return false }
+            count += 1
+        }
+        return count == 22
     }
+
+    private static let isAlphabetByte: [Bool] = (0..<256).map { alphabet.contains(UInt8($0)) }
 }
