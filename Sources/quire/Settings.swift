@@ -15,6 +15,11 @@ struct Settings: Equatable {
     var service = QuireService.Configuration()
     var logLevel: Logger.Level = .info
     var logFormat: LogFormat = .text
+    /// The SQLite file that keeps every list (`storage.path`); `:memory:` keeps them in memory only.
+    var storagePath = Settings.defaultStoragePath
+
+    /// Where `make run` keeps its lists: a file under `data/`, relative to the working directory.
+    static let defaultStoragePath = "data/quire.sqlite"
 
     enum LogFormat: String, Equatable, CaseIterable {
         /// Human-readable lines.
@@ -41,6 +46,7 @@ struct Settings: Equatable {
             ("server.drainTimeout", .double(http.drainTimeoutSeconds)),
             ("auth.writeToken", .string("")),
             ("auth.readToken", .string("")),
+            ("storage.path", .string(defaultStoragePath)),
             ("limits.maxItems", .int(limits.maxItems)),
             ("limits.maxSections", .int(limits.maxSections)),
             ("limits.maxIdLength", .int(limits.maxIDLength)),
@@ -156,6 +162,8 @@ struct Settings: Equatable {
             throw SettingsError("log.format must be text or json, not '\(format)'")
         }
         self.logFormat = logFormat
+        storagePath = try config.requiredString(forKey: "storage.path")
+        guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
     }
 
     /// Refuses values out of range, naming the key.
