@@ -13,11 +13,13 @@ final class APIContext: Sendable {
     let configuration: QuireService.Configuration
     let authorization: TokenAuthorization
     let logger: Logger
+    let serviceMetrics: ServiceMetrics
     /// Whether the housekeeping thread runs (see `startMaintenance()`).
     let maintenanceRunning = Atomic<Bool>(false)
 
-    init(registry: ListRegistry, configuration: QuireService.Configuration, logger: Logger) {
+    init(registry: ListRegistry, configuration: QuireService.Configuration, logger: Logger, metrics: ServiceMetrics) {
         self.registry = registry
+        serviceMetrics = metrics
         self.configuration = configuration
         self.logger = logger
         sessions = SessionStore(

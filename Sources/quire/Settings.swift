@@ -66,6 +66,7 @@ struct Settings: Equatable {
             ("demo.interval", .double(demo.intervalSeconds)),
             ("log.level", .string("info")),
             ("log.format", .string("text")),
+            ("log.access", .bool(true)),
         ]
     }()
 
@@ -162,6 +163,7 @@ struct Settings: Equatable {
             throw SettingsError("log.format must be text or json, not '\(format)'")
         }
         self.logFormat = logFormat
+        service.accessLog = try config.requiredBool(forKey: "log.access")
         storagePath = try config.requiredString(forKey: "storage.path")
         guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
     }
