@@ -23,7 +23,7 @@ enum DemoData {
     static func document() -> JSONValue {
         let days = ["Today", "Yesterday", "This week", "Last week", "Earlier"]
         let people = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken"]
-        var random = SplitMix64(seed: 7)
+        var random = SeededGenerator(seed: 7)
         var sections: [JSONValue] = []
         var number = 0
         for (dayIndex, day) in days.enumerated() {
@@ -90,22 +90,5 @@ enum DemoData {
         guard case .object(var members) = op else { return op }
         if members["before"] == .null { members["before"] = nil }
         return .object(members)
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

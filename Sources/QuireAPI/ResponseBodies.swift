@@ -8,23 +8,9 @@ enum ResponseBodies {
     static func page(list: String, window: Window, previous: String?, next: String?) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256 + window.count * 128)
-        out.append(contentsOf: #"{"list":"#.utf8)
-        JSONWriter.writeString(list, into: &out)
-        out.append(contentsOf: #","version":"#.utf8)
-        JSONWriter.writeInteger(window.version, into: &out)
-        out.append(contentsOf: #","sections":"#.utf8)
-        window.encodeSections(into: &out)
-        out.append(contentsOf: #","page":{"hasPrev":"#.utf8)
-        out.append(contentsOf: (window.hasPrev ? "true" : "false").utf8)
-        out.append(contentsOf: #","hasNext":"#.utf8)
-        out.append(contentsOf: (window.hasNext ? "true" : "false").utf8)
-        out.append(contentsOf: #","prev":"#.utf8)
-        writeOptionalString(previous, into: &out)
-        out.append(contentsOf: #","next":"#.utf8)
-        writeOptionalString(next, into: &out)
-        out.append(contentsOf: #","total":"#.utf8)
-        JSONWriter.writeInteger(window.total, into: &out)
-        out.append(contentsOf: "}}".utf8)
+        out.append(UInt8(ascii: "{"))
+        writeWindowPageMembers(list: list, window: window, previous: previous, next: next, into: &out)
+        out.append(UInt8(ascii: "}"))
         return out
     }
 
@@ -126,8 +112,11 @@ enum ResponseBodies {
         return out
     }
 
-    /// `"list":…,"version":…,"sections":[…],"page":{…,"prev":null,"next":null,…}` of a session's window.
-    private static func writeWindowPageMembers(list: String, window: Window, into out: inout [UInt8]) {
+    /// `"list":…,"version":…,"sections":[…],"page":{…}` of a window: a stateless page's cursors, or
+    /// `null` for a session's window (sessions page with `extend`).
+    private static func writeWindowPageMembers(
+        list: String, window: Window, previous: String? = nil, next: String? = nil, into out: inout [UInt8]
+    ) {
         out.append(contentsOf: #""list":"#.utf8)
         JSONWriter.writeString(list, into: &out)
         out.append(contentsOf: #","version":"#.utf8)
@@ -138,9 +127,13 @@ enum ResponseBodies {
         out.append(contentsOf: (window.hasPrev ? "true" : "false").utf8)
         out.append(contentsOf: #","hasNext":"#.utf8)
         out.append(contentsOf: (window.hasNext ? "true" : "false").utf8)
-        out.append(contentsOf: #","prev":null,"next":null,"total":"#.utf8)
+        out.append(contentsOf: #","prev":"#.utf8)
+        writeOptionalString(previous, into: &out)
+        out.append(contentsOf: #","next":"#.utf8)
+        writeOptionalString(next, into: &out)
+        out.append(contentsOf: #","total":"#.utf8)
         JSONWriter.writeInteger(window.total, into: &out)
-        out.append(contentsOf: "}".utf8)
+        out.append(UInt8(ascii: "}"))
     }
 
     private static func writeOptionalString(_ value: String?, into out: inout [UInt8]) {

@@ -45,7 +45,7 @@ struct DiffBenchmarks {
 
     /// Ops: `each` deletes, inserts, moves and content updates of random items (moves and inserts land after
     /// random items, so across sections too).
-    static func itemOps(ids: [String], each: Int, random: inout BenchGenerator) -> [JSONValue] {
+    static func itemOps(ids: [String], each: Int, random: inout SeededGenerator) -> [JSONValue] {
         var pool = ids.shuffled(using: &random)
         let deleted = Array(pool.suffix(each))
         pool.removeLast(each)
@@ -100,7 +100,7 @@ struct DiffBenchmarks {
     }
 
     func flat() -> Figure {
-        var random = BenchGenerator(state: 1)
+        var random = SeededGenerator(seed: 1)
         let old = try! ListVersion(document: Self.document(sections: 1, items: 100_000))
         let ops = Self.itemOps(ids: (0..<100_000).map { "i\($0)" }, each: 2_000, random: &random)
         let new = try! old.applying(opsDocument: .object(["ops": .array(ops)]))
@@ -108,7 +108,7 @@ struct DiffBenchmarks {
     }
 
     func sectioned() -> Figure {
-        var random = BenchGenerator(state: 2)
+        var random = SeededGenerator(seed: 2)
         let old = try! ListVersion(document: Self.document(sections: 100, items: 1_000))
         var ops = Self.itemOps(ids: (0..<100_000).map { "i\($0)" }, each: 2_000, random: &random)
         var sectionIDs = (0..<100).map { "s\($0)" }.shuffled(using: &random)
@@ -130,7 +130,7 @@ struct DiffBenchmarks {
     }
 
     func versionAfterOneOp() -> Figure {
-        var random = BenchGenerator(state: 3)
+        var random = SeededGenerator(seed: 3)
         var version = try! ListVersion(document: Self.document(sections: 1, items: 100_000))
         var samples: [Double] = []
         for round in 0..<1_000 {
@@ -152,7 +152,7 @@ struct DiffBenchmarks {
     func versionsMemory() -> Figure {
         var samples: [Double] = []
         for run in 0..<3 {
-            var random = BenchGenerator(state: 4 + UInt64(run))
+            var random = SeededGenerator(seed: 4 + UInt64(run))
             let first = try! ListVersion(document: Self.document(sections: 1, items: 100_000))
             var versions = [first]
             versions.reserveCapacity(1_001)

@@ -77,7 +77,7 @@ struct StoreBenchmarks {
                 throw .invalidList(error)
             }
         }
-        var random = BenchGenerator(state: 7)
+        var random = SeededGenerator(seed: 7)
         var live = Array(0..<10_000)
         var next = 10_000
         var samples: [Double] = []

@@ -13,7 +13,8 @@ import Testing
 @Suite("Consistency under concurrent writes", .serialized)
 struct ConsistencyTests {
     /// A random batch of ops against the list's current top-level items (ids from `counter` are new).
-    static func randomOps(ids: [String], sections: [String], counter: inout Int, random: inout SplitMix64) -> [[String:
+    static func randomOps(ids: [String], sections: [String], counter: inout Int, random: inout SeededGenerator)
+        -> [[String:
         Any]]
     {
         var ops: [[String: Any]] = []
@@ -60,7 +61,7 @@ struct ConsistencyTests {
         let writing = Atomic<Bool>(true)
         let writes = Atomic<Int>(0)
         let writer = DetachedThread.startJoinable {
-            var random = SplitMix64(seed: 42)
+            var random = SeededGenerator(seed: 42)
             var counter = 0
             let sections = (0..<10).map { "sec-\($0)" }
             while writing.load(ordering: .relaxed) {
@@ -103,7 +104,7 @@ struct ConsistencyTests {
                 api, list: "l", options: ["limit": 25, "format": "batch", "around": "s2-20", "expanded": ["s2-21"]]),
             SessionClient(api, list: "l", options: ["limit": 25, "format": "sequential", "around": "s3-7"]),
         ]
-        var random = SplitMix64(seed: 7)
+        var random = SeededGenerator(seed: 7)
         var counter = 0
         let sections = (0..<5).map { "sec-\($0)" }
         for round in 0..<60 {

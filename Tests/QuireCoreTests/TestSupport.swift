@@ -2,23 +2,6 @@ import Foundation
 import QuireClient
 import QuireCore
 
-/// SplitMix64: a small seeded generator, so a failing case can be replayed from its printed seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
-
 /// A plain model of a list document, edited by the tests and turned into JSON for the core.
 struct TestItem: Equatable {
     var id: String

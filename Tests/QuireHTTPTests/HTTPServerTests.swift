@@ -176,18 +176,18 @@ struct HTTPServerTests {
 
     @Test("shutdown lets in-flight requests finish and refuses new connections")
     func shutdownWithRequestsInFlight() throws {
-        let server = try TestServer(responder: Responders.slow(milliseconds: 300))
+        let server = try TestServer(responder: Responders.slow(milliseconds: 600))
         let port = server.port
         let statuses = Mutex<[Int]>([])
-        let sent = Atomic<Int>(0)
+        let opened = Atomic<Int>(0)
         let refusedAfterStop = Mutex<Bool?>(nil)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(20)
         DetachedThread.start {
-            // Stop once the four connections are accepted (a connection still in the kernel's accept
-            // queue is reset when the listening socket closes) and the first request is being handled;
-            // with two worker threads, two requests wait for a thread while the server drains.
-            while sent.load(ordering: .relaxed) < 4 || server.server.connectionCount < 4
-                || server.server.inFlightCount == 0
-            {
+            // Stop once the four connections are accepted (one still in the kernel's accept queue is
+            // reset when the listening socket closes); with two worker threads and 600 ms handlers,
+            // requests are being handled or waiting for a thread while the server drains.
+            while opened.load(ordering: .relaxed) < 4 || server.server.connectionCount < 4, clock.now < deadline {
                 sleep(milliseconds: 2)
             }
             server.stop()
@@ -198,12 +198,18 @@ struct HTTPServerTests {
         try concurrently(4) { _ in
             let connection = try server.connect()
             try connection.write(HTTPClientConnection.head("GET", "/slow", bodyLength: nil))
-            sent.add(1, ordering: .relaxed)
+            opened.add(1, ordering: .relaxed)
             let response = try connection.readResponse()
             statuses.withLock { $0.append(response.status) }
+            // Kept open until the server stopped, so that it counts all four connections.
+            while refusedAfterStop.withLock({ $0 }) == nil && clock.now < deadline + .seconds(15) {
+                sleep(milliseconds: 2)
+            }
         }
         #expect(statuses.withLock { $0 } == [200, 200, 200, 200])
-        while refusedAfterStop.withLock({ $0 }) == nil { sleep(milliseconds: 2) }
+        while refusedAfterStop.withLock({ $0 }) == nil && clock.now < deadline + .seconds(15) {
+            sleep(milliseconds: 2)
+        }
         #expect(refusedAfterStop.withLock { $0 } == true)
         #expect(server.server.port == nil)
     }

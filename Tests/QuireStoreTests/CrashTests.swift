@@ -16,7 +16,7 @@ struct CrashTests {
     /// Random writes computed against the test's own model of each list, so that every write is valid and
     /// its result is known before it is sent.
     struct Writes {
-        var random: SplitMix
+        var random: SeededGenerator
         var counter = 0
 
         mutating func freshID(_ prefix: String) -> String {
@@ -105,7 +105,7 @@ struct CrashTests {
         let folder = TemporaryFolder()
         let path = folder.path("crash.sqlite")
         let seed = UInt64(Date().timeIntervalSince1970 * 1000)
-        var writes = Writes(random: SplitMix(seed: seed))
+        var writes = Writes(random: SeededGenerator(seed: seed))
         var model: [String: ListVersion] = [:]
         var totalAcknowledged = 0
         var inFlightCommitted = 0
@@ -191,20 +191,5 @@ struct CrashTests {
         var versions: [String: Int64] = [:]
         for list in lists { versions[list["list"]!.stringValue!] = list["version"]!.intValue! }
         #expect(versions == model.mapValues { Int64($0.version) }, "round \(round)")
-    }
-}
-
-/// SplitMix64: a small seeded generator.
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
