@@ -2,12 +2,12 @@
 # Installs the Debian packages Quire needs that are missing, through apt-get (with sudo when not root).
 #
 #   scripts/install-deps.sh            build and test: libmicrohttpd-dev, pkg-config, curl, python3
-#   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab)
+#   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey
 set -euo pipefail
 
 packages=(libmicrohttpd-dev pkg-config curl python3)
 if [ "${1:-}" = "bench" ]; then
-  packages+=(wrk apache2-utils)
+  packages+=(wrk apache2-utils hey)
 fi
 
 missing=()
