@@ -154,19 +154,26 @@ function response(status, headers, body)
     queue[tail] = id
     return
   end
-  local is_write = producer and token == "inflight" and
-      (status == 200 or not body:find("since-mismatch", 1, true) and not body:find("session-not-found", 1, true))
-  if is_write then
-    token = "ready"
-    if status == 200 then
-      writes = writes + 1
-      local version = body:match('"version":(%d+)')
-      if version then sent_times[version] = sent_at end
+  if status == 200 then
+    -- only a write is answered 200 without a session (even one whose token was given back after an error
+    -- that looked like its answer)
+    if token == "inflight" then token = "ready" end
+    writes = writes + 1
+    local version = body:match('"version":(%d+)')
+    if version then sent_times[version] = sent_at end
+    if pending_insert then
       live_tail = live_tail + 1
       live[live_tail] = pending_insert
-    else
-      failed(status) -- the removed item may still be there; it is left behind rather than removed twice
+      pending_insert = nil
     end
+    return
+  end
+  if producer and token == "inflight" and not body:find("since-mismatch", 1, true) and
+      not body:find("session-not-found", 1, true) then
+    -- the write's answer, or maybe a poller's (503 overloaded, 500 internal look the same): the producer goes on
+    token = "ready"
+    pending_insert = nil -- the removed item may still be there; it is left behind rather than removed twice
+    failed(status)
     return
   end
   failed(status) -- a poller's error: that client ends, a new one is created by the next request
