@@ -5,7 +5,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd-dev pkg-config \
+ && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -17,7 +17,7 @@ RUN swift build -c release --product quire --static-swift-stdlib \
 FROM debian:bookworm-slim AS runtime
 # Runtime libraries only: scripts/check-dockerfile keeps this list equal to what the binary links.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd12 \
+ && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/lib/quire --create-home quire
 COPY --from=build /out/quire /usr/local/bin/quire
@@ -26,8 +26,10 @@ USER quire
 WORKDIR /var/lib/quire
 VOLUME ["/var/lib/quire"]
 # The container listens on every interface, so it needs a write token (QUIRE_AUTH_WRITE_TOKEN).
+# Lists are kept in the volume (back them up with `quire backup --storage ... --to ...`).
 ENV QUIRE_SERVER_HOST=0.0.0.0 \
-    QUIRE_SERVER_PORT=8080
+    QUIRE_SERVER_PORT=8080 \
+    QUIRE_STORAGE_PATH=/var/lib/quire/quire.sqlite
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["quire", "health", "--url", "http://127.0.0.1:8080/healthz"]

@@ -20,7 +20,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C at the bottom: libmicrohttpd through pkg-config, plus the shim for its variadic functions.
@@ -47,6 +50,18 @@ let package = Package(
                 "QuireHTTP",
                 "QuireCore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Durable lists: the core's ListStore on SQLite (through GRDB), with versioned migrations.
+        .target(
+            name: "QuireStore",
+            dependencies: [
+                "QuireCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -64,6 +79,7 @@ let package = Package(
                 "QuireAPI",
                 "QuireHTTP",
                 "QuireCore",
+                "QuireStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -73,7 +89,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireCore", "QuireClient"],
+            dependencies: ["QuireCore", "QuireClient", "QuireStore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -97,6 +113,11 @@ let package = Package(
                 "QuireClient",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "QuireStoreTests",
+            dependencies: ["QuireStore", "QuireCore", "QuireAPI", "QuireHTTP", "QuireTesting", "quire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

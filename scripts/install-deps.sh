@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Quire needs that are missing, through apt-get (with sudo when not root).
 #
-#   scripts/install-deps.sh            build and test: libmicrohttpd-dev, pkg-config, curl, python3
+#   scripts/install-deps.sh            build and test: libmicrohttpd-dev, libsqlite3-dev, pkg-config, curl,
+#                                      python3
 #   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey
 set -euo pipefail
 
-packages=(libmicrohttpd-dev pkg-config curl python3)
+packages=(libmicrohttpd-dev libsqlite3-dev pkg-config curl python3)
 if [ "${1:-}" = "bench" ]; then
   packages+=(wrk apache2-utils hey)
+fi
+
+# scripts/spec-test makes a virtual environment for schemathesis: Debian's python3 needs python3-venv.
+if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+  packages+=(python3-venv)
 fi
 
 missing=()

@@ -11,20 +11,22 @@ final class APIContext: Sendable {
     let longPolls: LongPolls
     let pageCache: PageCache
     let configuration: QuireService.Configuration
-    let authorization: WriteAuthorization
+    let authorization: TokenAuthorization
     let logger: Logger
+    let serviceMetrics: ServiceMetrics
     /// Whether the housekeeping thread runs (see `startMaintenance()`).
     let maintenanceRunning = Atomic<Bool>(false)
 
-    init(registry: ListRegistry, configuration: QuireService.Configuration, logger: Logger) {
+    init(registry: ListRegistry, configuration: QuireService.Configuration, logger: Logger, metrics: ServiceMetrics) {
         self.registry = registry
+        serviceMetrics = metrics
         self.configuration = configuration
         self.logger = logger
         sessions = SessionStore(
             capacity: configuration.sessions.capacity, idleSeconds: configuration.sessions.idleSeconds)
         longPolls = LongPolls(capacity: configuration.longPolls.maxWaiters)
         pageCache = PageCache(capacity: configuration.pages.cacheEntries)
-        authorization = WriteAuthorization(token: configuration.writeToken)
+        authorization = TokenAuthorization(writeToken: configuration.writeToken, readToken: configuration.readToken)
         registry.observe { [longPolls, sessions] list, version in
             if version == nil { sessions.removeAll(of: list) }
             longPolls.notify(list)
@@ -33,7 +35,10 @@ final class APIContext: Sendable {
 
     /// Adds every route of API.md §2–§4.
     func addRoutes(to router: inout Router) {
-        router.on("GET", "/v1/lists") { [self] _, _ in try listIndex() }
+        router.on("GET", "/v1/lists") { [self] request, _ in
+            try authorization.checkRead(request)
+            return try listIndex()
+        }
         router.on("PUT", "/v1/lists/{list}") { [self] in try putList($0, $1) }
         router.on("GET", "/v1/lists/{list}") { [self] in try page($0, $1) }
         router.on("DELETE", "/v1/lists/{list}") { [self] in try deleteList($0, $1) }

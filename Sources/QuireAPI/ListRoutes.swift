@@ -13,7 +13,7 @@ extension APIContext {
 
     /// `PUT /v1/lists/{list}`: replaces the whole content (`201` when it creates the list).
     func putList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.check(request)
+        try authorization.checkWrite(request)
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
@@ -31,7 +31,7 @@ extension APIContext {
 
     /// `POST /v1/lists/{list}/ops`: applies every op in order, or none.
     func applyOps(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.check(request)
+        try authorization.checkWrite(request)
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
@@ -56,7 +56,7 @@ extension APIContext {
 
     /// `DELETE /v1/lists/{list}`: `204`; its sessions end.
     func deleteList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.check(request)
+        try authorization.checkWrite(request)
         let name = try RequestInput.listName(parameters)
         let ifMatch = try RequestInput.ifMatch(request)
         do throws(ListRegistry.WriteError) {

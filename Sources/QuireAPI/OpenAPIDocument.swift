@@ -164,10 +164,10 @@ paths:
           content:
             application/yaml:
               schema:
-                type: string
+                description: This document, as YAML.
             text/yaml:
               schema:
-                type: string
+                description: This document, as YAML.
   /v1/lists:
     get:
       operationId: listLists

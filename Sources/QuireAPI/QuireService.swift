@@ -19,8 +19,13 @@ public final class QuireService: Sendable {
     /// - Parameter store: where lists are kept durably (``InMemoryListStore`` keeps nothing).
     public init(configuration: Configuration, logger: Logger, store: any ListStore = InMemoryListStore()) {
         let readiness = Readiness()
-        let registry = ListRegistry(store: store, limits: configuration.limits)
-        let context = APIContext(registry: registry, configuration: configuration, logger: logger)
+        var accessLogger = logger
+        accessLogger[metadataKey: "log"] = "access"
+        let metrics = ServiceMetrics(accessLog: configuration.accessLog ? accessLogger : nil)
+        let registry = ListRegistry(
+            store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits)
+        let context = APIContext(
+            registry: registry, configuration: configuration, logger: logger, metrics: metrics)
         var router = Router()
         OperationsRoutes.add(to: &router, readiness: readiness)
         context.addRoutes(to: &router)
@@ -29,7 +34,7 @@ public final class QuireService: Sendable {
         self.context = context
         router.on("GET", "/metrics") { _, _ in context.metrics() }
         self.routes = router.routeList
-        self.router = router.buildResponder(logger: logger)
+        self.router = router.buildResponder(logger: logger, observer: metrics)
         self.server = HTTPServer(configuration: configuration.http, logger: logger, responder: self.router)
     }
 
@@ -70,6 +75,10 @@ extension QuireService {
         public var http = HTTPServer.Configuration()
         /// The token producers send as `Authorization: Bearer <token>`; `nil` leaves writes open.
         public var writeToken: String?
+        /// The token every other `/v1` request must carry (or the write token); `nil` leaves reads open.
+        public var readToken: String?
+        /// Write one access-log line per request (at `info`).
+        public var accessLog = true
         /// Limits every list write is validated against.
         public var limits = ListLimits()
         public var pages = PageSettings()

@@ -45,7 +45,7 @@ public struct Router {
     /// Validates the routes and freezes them into a responder that any thread may call.
     ///
     /// - Precondition: no two routes share a method and a pattern, and every pattern starts with `/`.
-    public func buildResponder(logger: Logger) -> RouterResponder {
+    public func buildResponder(logger: Logger, observer: (any RequestObserver)? = nil) -> RouterResponder {
         let root = RouteNode.Builder()
         for route in routes {
             precondition(route.pattern.hasPrefix("/"), "route pattern \(route.pattern) must start with /")
@@ -63,8 +63,9 @@ public struct Router {
             }
             precondition(node.handlers[route.method] == nil, "route \(route.method) \(route.pattern) added twice")
             node.handlers[route.method] = route.handler
+            node.pattern = route.pattern
         }
-        return RouterResponder(root: root.freeze(), logger: logger)
+        return RouterResponder(root: root.freeze(), logger: logger, observer: observer)
     }
 
     static func segments(of path: String) -> [String] {
@@ -77,13 +78,19 @@ final class RouteNode: Sendable {
     let literals: [String: RouteNode]
     let parameter: (name: String, node: RouteNode)?
     let handlers: [String: RouteHandler]
+    /// The route template of this node (`/v1/lists/{list}`), for logs and metrics.
+    let pattern: String
     /// The methods allowed here, for `Allow` (with `HEAD` where `GET` is).
     let allowed: [String]
 
-    init(literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteHandler]) {
+    init(
+        literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteHandler],
+        pattern: String
+    ) {
         self.literals = literals
         self.parameter = parameter
         self.handlers = handlers
+        self.pattern = pattern
         var methods = Set(handlers.keys)
         if methods.contains("GET") { methods.insert("HEAD") }
         allowed = methods.sorted()
@@ -94,12 +101,13 @@ final class RouteNode: Sendable {
         var literals: [String: Builder] = [:]
         var parameter: (name: String, node: Builder)?
         var handlers: [String: RouteHandler] = [:]
+        var pattern = ""
 
         func freeze() -> RouteNode {
             RouteNode(
                 literals: literals.mapValues { $0.freeze() },
                 parameter: parameter.map { ($0.name, $0.node.freeze()) },
-                handlers: handlers
+                handlers: handlers, pattern: pattern
             )
         }
     }
@@ -110,24 +118,48 @@ final class RouteNode: Sendable {
 public struct RouterResponder: HTTPResponder {
     let root: RouteNode
     let logger: Logger
+    let observer: (any RequestObserver)?
 
     public func respond(to request: Request) -> Reply {
+        guard let observer else { return route(request).reply }
+        let start = ContinuousClock.now
+        let (reply, pattern) = route(request)
+        switch reply {
+        case .response(let response):
+            observer.requestDidFinish(request, route: pattern, response: response, since: start)
+        case .prepared(let prepared):
+            observer.requestDidFinish(request, route: pattern, response: prepared.response, since: start)
+        case .deferred(let pending):
+            pending.whenResolved { response in
+                observer.requestDidFinish(request, route: pattern, response: response, since: start)
+            }
+        }
+        return reply
+    }
+
+    /// The reply and the route template that gave it (`unmatched` for a 404 of the router).
+    private func route(_ request: Request) -> (reply: Reply, pattern: String) {
         guard let (node, parameters) = match(request.path) else {
-            return .response(Problem.notFound(request.path).response)
+            return (.response(Problem.notFound(request.path).response), "unmatched")
         }
         let method = request.method
         guard let handler = node.handlers[method] ?? (method == "HEAD" ? node.handlers["GET"] : nil) else {
             if node.handlers.isEmpty {
-                return .response(Problem.notFound(request.path).response)
+                return (.response(Problem.notFound(request.path).response), "unmatched")
             }
-            return .response(Problem.methodNotAllowed(method, allowed: node.allowed).response)
+            return (.response(Problem.methodNotAllowed(method, allowed: node.allowed).response), node.pattern)
         }
+        return (reply(handler, request, parameters), node.pattern)
+    }
+
+    private func reply(_ handler: RouteHandler, _ request: Request, _ parameters: RouteParameters) -> Reply {
+        let method = request.method
         do {
             return try handler(request, parameters)
         } catch let problem as Problem {
             return .response(problem.response)
         } catch {
-            let requestID = RequestID.generate()
+            let requestID = request.requestID.isEmpty ? RequestID.generate() : request.requestID
             logger.error(
                 "unexpected error",
                 metadata: [
@@ -180,4 +212,9 @@ public struct RouterResponder: HTTPResponder {
         }
         return nil
     }
+}
+
+/// Told of every request the router answered, with its route template: for access logs and metrics.
+public protocol RequestObserver: Sendable {
+    func requestDidFinish(_ request: Request, route: String, response: Response, since start: ContinuousClock.Instant)
 }

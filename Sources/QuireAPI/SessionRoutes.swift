@@ -5,9 +5,10 @@ import QuireHTTP
 extension APIContext {
     /// `POST /v1/lists/{list}/sessions` with `{ limit, format, around, expanded }`, all optional.
     func createSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request, required: false)
-        let options = try SessionOptions(body, pages: configuration.pages)
+        let options = try SessionOptions(body, pages: configuration.pages, maxIDLength: registry.limits.maxIDLength)
         guard let version = registry.version(of: name) else {
             throw Problem(.listNotFound, detail: "No list named \(name).")
         }
@@ -25,6 +26,7 @@ extension APIContext {
 
     /// `GET /v1/sessions/{id}/changes?since=&extend=&limit=&wait=`.
     func changes(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         let id = parameters["id"] ?? ""
         let since = try RequestInput.version(
             request.queryValue("since").flatMap { Int64($0) }.map(JSONValue.int), name: "since")
@@ -59,11 +61,12 @@ extension APIContext {
 
     /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }`.
     func expand(_ request: Request, _ parameters: RouteParameters, expanding: Bool) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         let body = try RequestInput.json(request)!
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
         try Self.rejectUnknownMembers(body, allowed: ["since", "id"])
         let since = try RequestInput.version(body["since"], name: "since")
-        guard let item = body["id"]?.stringValue, !item.isEmpty else {
+        guard let item = body["id"]?.stringValue, !item.isEmpty, item.utf8.count <= registry.limits.maxIDLength else {
             throw Problem(.invalidRequest, detail: "id must be the id of an item.")
         }
         let change: SessionChange = expanding ? .expand(item) : .collapse(item)
@@ -73,6 +76,7 @@ extension APIContext {
 
     /// `POST /v1/sessions/{id}/reset` with `{ "limit": n }` (optional): a fresh first page.
     func resetSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         let body = try RequestInput.json(request, required: false)
         if let body {
             guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
@@ -94,6 +98,7 @@ extension APIContext {
 
     /// `DELETE /v1/sessions/{id}`.
     func deleteSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        try authorization.checkRead(request)
         guard sessions.remove(parameters["id"] ?? "") else { throw Self.sessionNotFound }
         return .response(Response(status: 204))
     }
@@ -182,7 +187,7 @@ struct SessionOptions {
     var around: String?
     var expanded: Set<String> = []
 
-    init(_ body: JSONValue?, pages: QuireService.PageSettings) throws(Problem) {
+    init(_ body: JSONValue?, pages: QuireService.PageSettings, maxIDLength: Int) throws(Problem) {
         limit = pages.defaultLimit
         guard let body else { return }
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
@@ -195,14 +200,14 @@ struct SessionOptions {
             self.format = format
         }
         if let value = body["around"] {
-            guard let id = value.stringValue, !id.isEmpty else {
+            guard let id = value.stringValue, !id.isEmpty, id.utf8.count <= maxIDLength else {
                 throw Problem(.invalidRequest, detail: "around must be an item id.")
             }
             around = id
         }
         if let value = body["expanded"] {
             guard let ids = value.arrayValue?.compactMap(\.stringValue), ids.count == value.arrayValue?.count,
-                ids.allSatisfy({ !$0.isEmpty })
+                ids.allSatisfy({ !$0.isEmpty && $0.utf8.count <= maxIDLength })
             else { throw Problem(.invalidRequest, detail: "expanded must be an array of item ids.") }
             expanded = Set(ids)
         }

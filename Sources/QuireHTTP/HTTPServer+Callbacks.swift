@@ -15,6 +15,10 @@ final class RequestContext {
     /// A response was queued on the first call (an early rejection): nothing else happens.
     var isAnswered = false
     var pending: PendingResponse?
+    /// `X-Request-Id` of the request (taken from it when well formed, else generated), echoed.
+    var requestID = ""
+    /// A prepared response being sent, kept alive until the request completes.
+    var prepared: PreparedResponse?
 }
 
 func accessHandlerTrampoline(
@@ -96,8 +100,10 @@ extension HTTPServer {
             requestStarted()
             if declaredBodyLength(connection) > configuration.maxBodyBytes {
                 context.isAnswered = true
+                context.requestID = RequestIdentifier.of(connection)
                 return queue(
-                    responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection)
+                    responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
+                    context: context)
             }
             return .YES
         }
@@ -109,31 +115,36 @@ extension HTTPServer {
         if let deferred = context.pending {
             // The access handler is called again after a resume: the response is ready.
             guard let response = deferred.takeResponse() else { return .YES }
-            return queue(response, on: connection)
+            return queue(response, on: connection, context: context)
         }
+        context.requestID = RequestIdentifier.of(connection)
         if context.isTooLarge {
-            return queue(responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection)
+            return queue(
+                responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
+                context: context)
         }
         let request = Request(
             method: String(cString: method),
             path: String(cString: url),
             query: Self.values(of: .GET_ARGUMENT_KIND, on: connection),
             headers: HTTPHeaders(Self.values(of: .HEADER_KIND, on: connection)),
-            body: context.body
+            body: context.body,
+            requestID: context.requestID
         )
         context.body = []
         switch responder.respond(to: request) {
         case .response(let response):
-            return queue(response, on: connection)
+            return queue(response, on: connection, context: context)
         case .prepared(let prepared):
-            return queue(prepared, on: connection)
+            context.prepared = prepared
+            return queue(prepared, on: connection, context: context)
         case .deferred(let deferred):
             context.pending = deferred
             if !register(deferred) {
                 deferred.resumeForShutdown()
             }
             if let response = deferred.attach(to: ConnectionHandle(pointer: connection)) {
-                return queue(response, on: connection)
+                return queue(response, on: connection, context: context)
             }
             return .YES
         }
@@ -172,19 +183,28 @@ extension HTTPServer {
         return Int(String(cString: value)) ?? Int.max
     }
 
-    /// Hands `response` to libmicrohttpd, which copies the body.
-    private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
-        let handle = makeLibmicrohttpdResponse(response, closeConnection: isDraining)
+    /// Hands `response` to libmicrohttpd, which copies the body; adds `X-Request-Id`, and
+    /// `Connection: close` while draining.
+    private func queue(_ response: Response, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
+        let handle = makeLibmicrohttpdResponse(response, extra: extraHeaders(context))
         defer { MHD_destroy_response(handle) }
         return MHD_queue_response(connection, UInt32(response.status), handle)
     }
 
-    /// Queues a prepared response as it is (a copy with `Connection: close` while draining).
-    private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer) -> MHD_Result {
-        if isDraining {
-            return queue(prepared.response, on: connection)
-        }
-        return MHD_queue_response(connection, UInt32(prepared.response.status), prepared.handle)
+    /// Queues a prepared response: its body is sent from the shared buffer.
+    private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer, context: RequestContext)
+        -> MHD_Result
+    {
+        let handle = prepared.makeLibmicrohttpdResponse(extra: extraHeaders(context))
+        defer { MHD_destroy_response(handle) }
+        return MHD_queue_response(connection, UInt32(prepared.response.status), handle)
+    }
+
+    private func extraHeaders(_ context: RequestContext) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        if !context.requestID.isEmpty { headers.add(RequestIdentifier.header, context.requestID) }
+        if isDraining { headers.add("Connection", "close") }
+        return headers
     }
 
     /// The request's values of one kind (headers, query arguments), decoded, in order.

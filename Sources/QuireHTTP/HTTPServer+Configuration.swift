@@ -10,7 +10,7 @@ extension HTTPServer {
         /// libmicrohttpd's worker threads (epoll, one event loop each). Default: the number of cores.
         public var threads: Int = Configuration.coreCount
         /// Connections open at once (long polls included); beyond it new connections are refused.
-        /// Default `10000`.
+        /// libmicrohttpd splits it evenly between the worker threads. Default `10000`.
         public var connectionLimit: Int = 10_000
         /// Connections open at once from one IP address; `0` means no limit. Default `0`.
         public var perIPConnectionLimit: Int = 0

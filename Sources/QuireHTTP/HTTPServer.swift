@@ -45,6 +45,14 @@ public final class HTTPServer: Sendable {
         isDrainingFlag.load(ordering: .relaxed)
     }
 
+    /// The number of connections open (accepted, not yet closed), or 0 when the server is not running.
+    public var connectionCount: Int {
+        lifecycle.withLock { state in
+            guard case .running(let daemon, _) = state else { return 0 }
+            return Int(quire_mhd_connection_count(daemon.pointer))
+        }
+    }
+
     /// The number of requests being handled (received, not yet completely answered).
     public var inFlightCount: Int {
         requestsInFlight.load(ordering: .relaxed)

@@ -10,6 +10,14 @@ import Synchronization
 public final class PendingResponse: Sendable {
     private let machine = Mutex(DeferredStateMachine())
     private let onShutdown: @Sendable () -> Response
+    private let observation = Mutex(Observation.waiting)
+
+    private enum Observation {
+        case waiting
+        case observed(@Sendable (Response) -> Void)
+        case resolved(Response)
+        case done
+    }
 
     /// - Parameter onShutdown: the response to send when the server stops before anyone resumed this.
     public init(onShutdown: @escaping @Sendable () -> Response) {
@@ -24,13 +32,49 @@ public final class PendingResponse: Sendable {
     public func resume(with response: Response) -> Bool {
         switch machine.withLock({ $0.resolve(with: response) }) {
         case .accepted:
+            notify(response)
             return true
         case .resumeConnection(let connection):
             MHD_resume_connection(connection.pointer)
+            notify(response)
             return true
         case .rejected:
             return false
         }
+    }
+
+    /// Calls `observer` once with the response this request gets (at once when it already has one), on
+    /// the resolving thread: for access logs and metrics. One observer per pending response.
+    public func whenResolved(_ observer: @escaping @Sendable (Response) -> Void) {
+        let resolved: Response? = observation.withLock { state in
+            switch state {
+            case .waiting:
+                state = .observed(observer)
+                return nil
+            case .resolved(let response):
+                state = .done
+                return response
+            case .observed, .done:
+                return nil
+            }
+        }
+        if let resolved { observer(resolved) }
+    }
+
+    private func notify(_ response: Response) {
+        let observer: (@Sendable (Response) -> Void)? = observation.withLock { state in
+            switch state {
+            case .waiting:
+                state = .resolved(response)
+                return nil
+            case .observed(let observer):
+                state = .done
+                return observer
+            case .resolved, .done:
+                return nil
+            }
+        }
+        observer?(response)
     }
 
     /// `true` once a response was given or the request ended.

@@ -1,33 +1,45 @@
 internal import CMicroHTTPD
 
-/// A response built once and sent many times: its libmicrohttpd form (body copy and header fields) is
-/// made at creation, so queueing it costs no allocation. For constant answers (`/healthz`) and for
-/// cached ones (the same page of the same version).
+/// A response built once and sent many times: its body is copied once, at creation, into memory that
+/// libmicrohttpd sends from directly, so queueing it copies no body. For constant answers (`/healthz`)
+/// and for cached ones (the same page of the same version).
 ///
-/// `@unchecked Sendable` is safe: the libmicrohttpd response is never modified after `init`, and
-/// libmicrohttpd reference-counts responses under its own lock, so queueing one response on many
-/// connections from many threads at once is supported (`MHD_queue_response` takes a reference, the
-/// connection releases it when done); `deinit` drops only this object's reference.
+/// `@unchecked Sendable` is safe: the body buffer is written once in `init` and only read afterwards
+/// (by libmicrohttpd, from any worker thread), and it is freed in `deinit`, which cannot run while a
+/// connection still sends it because every request that queued it keeps the object alive until the
+/// request's completion callback.
 public final class PreparedResponse: @unchecked Sendable {
-    /// The response as given, for the rare paths that must change it (a shutdown adds
-    /// `Connection: close`).
+    /// The response as given.
     public let response: Response
-    let handle: OpaquePointer
+    private let body: UnsafeMutableRawBufferPointer
 
     public init(_ response: Response) {
         self.response = response
-        handle = makeLibmicrohttpdResponse(response, closeConnection: false)
+        body = .allocate(byteCount: max(response.body.count, 1), alignment: 1)
+        response.body.withUnsafeBytes { body.copyMemory(from: $0) }
     }
 
     deinit {
-        MHD_destroy_response(handle)
+        body.deallocate()
+    }
+
+    /// A libmicrohttpd response that sends the shared body, with the header fields and `extra` ones.
+    func makeLibmicrohttpdResponse(extra: HTTPHeaders) -> OpaquePointer {
+        guard
+            let handle = MHD_create_response_from_buffer(response.body.count, body.baseAddress, .RESPMEM_PERSISTENT)
+        else {
+            fatalError("libmicrohttpd could not allocate a response")
+        }
+        addHeaders(response.headers, to: handle)
+        addHeaders(extra, to: handle)
+        return handle
     }
 }
 
 /// A new libmicrohttpd response with `response`'s body (copied) and header fields.
 ///
 /// libmicrohttpd refuses header fields with an empty value or a line break; those are left out.
-func makeLibmicrohttpdResponse(_ response: Response, closeConnection: Bool) -> OpaquePointer {
+func makeLibmicrohttpdResponse(_ response: Response, extra: HTTPHeaders) -> OpaquePointer {
     let handle = response.body.withUnsafeBytes { bytes in
         MHD_create_response_from_buffer(
             bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
@@ -35,11 +47,13 @@ func makeLibmicrohttpdResponse(_ response: Response, closeConnection: Bool) -> O
     guard let handle else {
         fatalError("libmicrohttpd could not allocate a response of \(response.body.count) bytes")
     }
-    for field in response.headers {
+    addHeaders(response.headers, to: handle)
+    addHeaders(extra, to: handle)
+    return handle
+}
+
+private func addHeaders(_ headers: HTTPHeaders, to handle: OpaquePointer) {
+    for field in headers {
         _ = MHD_add_response_header(handle, field.name, field.value)
     }
-    if closeConnection {
-        _ = MHD_add_response_header(handle, "Connection", "close")
-    }
-    return handle
 }

@@ -10,19 +10,24 @@ public struct Request: Sendable {
     public var headers: HTTPHeaders
     /// The body, gathered across libmicrohttpd's calls (empty when there is none).
     public var body: [UInt8]
+    /// The request's id: its `X-Request-Id` when it sent a well-formed one, else a generated one. The
+    /// server echoes it in the response's `X-Request-Id`.
+    public var requestID: String
 
     public init(
         method: String,
         path: String,
         query: [(name: String, value: String)] = [],
         headers: HTTPHeaders = [:],
-        body: [UInt8] = []
+        body: [UInt8] = [],
+        requestID: String = ""
     ) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
         self.body = body
+        self.requestID = requestID
     }
 
     /// The value of the first query item named `name`, or `nil`.

@@ -1,14 +1,27 @@
-// quire-bench: the core's benchmarks (`make bench-core`, release build).
+// quire-bench: the core's and the store's benchmarks (`make bench-core`, `make bench-store`, release build).
 //
 // `quire-bench diff [FIGURE...]` prints one line per figure, `NAME: median X UNIT (min Y, max Z)`:
 // flat-100k, sectioned-100x1000, version-after-1-op (ms) and versions-1000-memory (MB). Naming figures runs
 // only those. For profiling: QUIRE_BENCH_ROUNDS sets the samples per diff figure (41), QUIRE_BENCH_DETAIL
 // prints the diff, batch and sequential parts of each.
+//
+// `quire-bench store [FIGURE...]` prints the durable store's figures: ops-batch-10-on-10k and put-10k-1pct
+// (p50 and p99 in ms), startup-1m (seconds to open and load 1,000,000 stored items). QUIRE_BENCH_DIR sets
+// the folder of the database files (the temporary folder by default).
 import QuireCore
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.first == "diff" else {
-    print("usage: quire-bench diff [FIGURE...]")
+switch arguments.first {
+case "diff":
+    DiffBenchmarks().run(only: Set(arguments.dropFirst()))
+case "store":
+    do {
+        try StoreBenchmarks().run(only: Set(arguments.dropFirst()))
+    } catch {
+        print("quire-bench store: \(error)")
+        exit(1)
+    }
+default:
+    print("usage: quire-bench diff [FIGURE...] | quire-bench store [FIGURE...]")
     exit(arguments.isEmpty ? 0 : 64)
 }
-DiffBenchmarks().run(only: Set(arguments.dropFirst()))

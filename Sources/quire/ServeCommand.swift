@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import QuireAPI
 import QuireHTTP
+import QuireStore
 
 /// `quire serve`: starts the service, and stops it gracefully on SIGINT or SIGTERM.
 struct ServeCommand: ParsableCommand {
@@ -26,6 +27,9 @@ struct ServeCommand: ParsableCommand {
 
     @Option(name: .long, help: "Bearer token required for writes (auth.writeToken).")
     var writeToken: String?
+
+    @Option(name: .long, help: "The SQLite file that keeps the lists, or :memory: (storage.path).")
+    var storage: String?
 
     @Option(name: .long, help: "Log level (log.level).")
     var logLevel: String?
@@ -51,7 +55,8 @@ struct ServeCommand: ParsableCommand {
         routeLibmicrohttpdPanics(to: logger)
 
         FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
-        let service = QuireService(configuration: settings.service, logger: logger)
+        let store = try StoreSetup.open(settings.storagePath, logger: logger)
+        let service = QuireService(configuration: settings.service, logger: logger, store: store)
         do {
             try service.start()
             try service.load()
@@ -63,6 +68,8 @@ struct ServeCommand: ParsableCommand {
         let signal = TerminationSignals.wait()
         logger.info("received signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
         service.shutdown()
+        // Closing checkpoints the write-ahead log into the file (what a kill leaves, the next start reads).
+        do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
     }
 
     private var flagValues: [String: ConfigContent] {
@@ -71,6 +78,7 @@ struct ServeCommand: ParsableCommand {
         if let port { values["server.port"] = .int(port) }
         if let threads { values["server.threads"] = .int(threads) }
         if let writeToken { values["auth.writeToken"] = .string(writeToken) }
+        if let storage { values["storage.path"] = .string(storage) }
         if let logLevel { values["log.level"] = .string(logLevel) }
         if let logFormat { values["log.format"] = .string(logFormat) }
         return values

@@ -15,6 +15,11 @@ struct Settings: Equatable {
     var service = QuireService.Configuration()
     var logLevel: Logger.Level = .info
     var logFormat: LogFormat = .text
+    /// The SQLite file that keeps every list (`storage.path`); `:memory:` keeps them in memory only.
+    var storagePath = Settings.defaultStoragePath
+
+    /// Where `make run` keeps its lists: a file under `data/`, relative to the working directory.
+    static let defaultStoragePath = "data/quire.sqlite"
 
     enum LogFormat: String, Equatable, CaseIterable {
         /// Human-readable lines.
@@ -40,6 +45,8 @@ struct Settings: Equatable {
             ("server.connectionMemoryBytes", .int(http.connectionMemoryBytes)),
             ("server.drainTimeout", .double(http.drainTimeoutSeconds)),
             ("auth.writeToken", .string("")),
+            ("auth.readToken", .string("")),
+            ("storage.path", .string(defaultStoragePath)),
             ("limits.maxItems", .int(limits.maxItems)),
             ("limits.maxSections", .int(limits.maxSections)),
             ("limits.maxIdLength", .int(limits.maxIDLength)),
@@ -59,6 +66,7 @@ struct Settings: Equatable {
             ("demo.interval", .double(demo.intervalSeconds)),
             ("log.level", .string("info")),
             ("log.format", .string("text")),
+            ("log.access", .bool(true)),
         ]
     }()
 
@@ -97,7 +105,7 @@ struct Settings: Equatable {
         }
         providers.append(
             EnvironmentVariablesProvider(
-                environmentVariables: prefixed, secretsSpecifier: .specific(["AUTH_WRITE_TOKEN"])))
+                environmentVariables: prefixed, secretsSpecifier: .specific(["AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN"])))
         if let configFile {
             providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
         }
@@ -141,6 +149,8 @@ struct Settings: Equatable {
         try Self.check(service)
         let token = try config.requiredString(forKey: "auth.writeToken", isSecret: true)
         service.writeToken = token.isEmpty ? nil : token
+        let readToken = try config.requiredString(forKey: "auth.readToken", isSecret: true)
+        service.readToken = readToken.isEmpty ? nil : readToken
         let level = try config.requiredString(forKey: "log.level")
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw SettingsError(
@@ -153,6 +163,9 @@ struct Settings: Equatable {
             throw SettingsError("log.format must be text or json, not '\(format)'")
         }
         self.logFormat = logFormat
+        service.accessLog = try config.requiredBool(forKey: "log.access")
+        storagePath = try config.requiredString(forKey: "storage.path")
+        guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
     }
 
     /// Refuses values out of range, naming the key.

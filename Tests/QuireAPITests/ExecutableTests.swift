@@ -31,7 +31,8 @@ struct ExecutableTests {
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.executableURL = URL(fileURLWithPath: try ExecutableTests.binary)
             process.arguments = arguments
-            process.environment = environment
+            // Children of this suite keep their lists in memory, never in the repository's data/.
+            process.environment = ["QUIRE_STORAGE_PATH": ":memory:"].merging(environment) { $1 }
             let handle = try FileHandle(forWritingTo: log)
             process.standardError = handle
             process.standardOutput = handle

@@ -181,8 +181,41 @@ struct ProducerTests {
         #expect(try api.call("POST", "/v1/lists/l/ops", json: ["ops": []]).status == 401)
         #expect(try api.call("GET", "/v1/lists/l").status == 200)
         #expect(try api.call("POST", "/v1/lists/l/sessions").status == 201)
-        #expect(WriteAuthorization.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
-        #expect(!WriteAuthorization.constantTimeEqual(Array("abcd".utf8), Array("abc".utf8)))
-        #expect(!WriteAuthorization.constantTimeEqual(Array("ab".utf8), Array("abc".utf8)))
+        #expect(TokenAuthorization.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!TokenAuthorization.constantTimeEqual(Array("abcd".utf8), Array("abc".utf8)))
+        #expect(!TokenAuthorization.constantTimeEqual(Array("ab".utf8), Array("abc".utf8)))
+    }
+
+    @Test("with a read token: every /v1 route needs it (or the write token); operations endpoints do not")
+    func readToken() throws {
+        let api = try APIFixture {
+            $0.writeToken = "writer"
+            $0.readToken = "reader"
+        }
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3), headers: [("Authorization", "Bearer writer")])
+        for target in ["/v1/lists", "/v1/lists/l"] {
+            let refused = try api.call("GET", target)
+            #expect(refused.status == 401)
+            #expect(try refused.problemSlug() == "unauthorized")
+            #expect(try api.call("GET", target, headers: [("Authorization", "Bearer reader")]).status == 200)
+            #expect(try api.call("GET", target, headers: [("Authorization", "Bearer writer")]).status == 200)
+            #expect(try api.call("GET", target, headers: [("Authorization", "Bearer nope")]).status == 401)
+        }
+        #expect(try api.call("POST", "/v1/lists/l/sessions").status == 401)
+        let session = try api.call("POST", "/v1/lists/l/sessions", headers: [("Authorization", "Bearer reader")])
+        #expect(session.status == 201)
+        let id = try session.object()["session"] as! String
+        #expect(try api.call("GET", "/v1/sessions/\(id)/changes?since=1").status == 401)
+        #expect(
+            try api.call("GET", "/v1/sessions/\(id)/changes?since=1", headers: [("Authorization", "Bearer reader")])
+                .status
+                == 200)
+        #expect(
+            try api.call("PUT", "/v1/lists/l", json: ["sections": []], headers: [("Authorization", "Bearer reader")])
+                .status == 401)
+        for target in ["/healthz", "/readyz", "/metrics", "/openapi.yaml"] {
+            #expect(try api.call("GET", target).status == 200)
+        }
     }
 }

@@ -254,3 +254,27 @@ struct SessionAnswerTests {
         #expect(ResponseBodies.answer(unchanged) == ResponseBodies.answer(computed))
     }
 }
+
+@Suite("Session flood")
+struct SessionFloodTests {
+    @Test("a flood of session creations evicts the oldest sessions instead of growing without bound")
+    func flood() throws {
+        let api = try APIFixture { $0.sessions.capacity = 50 }
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 10))
+        let first = try SessionClient(api, list: "l")
+        try concurrently(4) { _ in
+            let connection = try api.server.connect()
+            for _ in 0..<125 {
+                let response = try connection.request(
+                    "POST", "/v1/lists/l/sessions", headers: [("Content-Type", "application/json")],
+                    body: Array("{}".utf8))
+                #expect(response.status == 201)
+            }
+        }
+        #expect(api.service.context.sessions.count == 50)
+        #expect(api.service.context.sessions.evictionCount == 451)
+        #expect(try api.call("GET", "/v1/sessions/\(first.id)/changes?since=1").problemSlug() == "session-not-found")
+        #expect(try api.call("GET", "/metrics").text.contains("quire_sessions_evicted_total 451"))
+    }
+}

@@ -41,6 +41,23 @@ struct SettingsTests {
         #expect(settings.service.http.threads == HTTPServer.Configuration.coreCount)
         #expect(settings.service.writeToken == nil)
         #expect(settings.logFormat == .text)
+        #expect(settings.storagePath == "data/quire.sqlite")
+    }
+
+    @Test("the storage path from the file, the environment or --storage")
+    func storagePath() async throws {
+        let path = try Self.file("storage:\n  path: /srv/lists.sqlite\n")
+        #expect(
+            try await Settings.load(configFile: path, environment: [:], flags: [:]).storagePath == "/srv/lists.sqlite")
+        let fromEnvironment = try await Settings.load(
+            configFile: path, environment: ["QUIRE_STORAGE_PATH": ":memory:"], flags: [:])
+        #expect(fromEnvironment.storagePath == ":memory:")
+        let fromFlag = try await Settings.load(
+            configFile: path, environment: ["QUIRE_STORAGE_PATH": ":memory:"], flags: ["storage.path": .string("x.db")])
+        #expect(fromFlag.storagePath == "x.db")
+        await #expect(throws: SettingsError.self) {
+            try await Settings.load(configFile: nil, environment: ["QUIRE_STORAGE_PATH": ""], flags: [:])
+        }
     }
 
     @Test("a file overrides the defaults, the environment the file, flags the environment")

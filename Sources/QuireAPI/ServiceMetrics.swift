@@ -1,0 +1,119 @@
+import CoreMetrics
+import Logging
+import Prometheus
+import QuireCore
+import QuireHTTP
+import Synchronization
+
+/// The service's metrics (swift-metrics, exposed by swift-prometheus at `/metrics`) and its access log.
+///
+/// Per request: a counter by method, route template and status, and a latency histogram by route. At
+/// each scrape: gauges of lists, items, sessions and waiting long polls, and counters of evicted and
+/// expired sessions. The store's write latency is a histogram fed by ``TimedListStore``.
+final class ServiceMetrics: RequestObserver {
+    let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    private let requests = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let latencies = Mutex<[String: CoreMetrics.Timer]>([:])
+    private let accessLogger: Logger?
+    private let scrapeState = Mutex<(evicted: Int, expired: Int)>((0, 0))
+    let storeWrites: CoreMetrics.Timer
+    private let lists: CoreMetrics.Gauge
+    private let items: CoreMetrics.Gauge
+    private let sessions: CoreMetrics.Gauge
+    private let waiting: CoreMetrics.Gauge
+    private let evicted: CoreMetrics.Counter
+    private let expired: CoreMetrics.Counter
+
+    /// - Parameter accessLog: the logger of the access log (one `info` line per request), or `nil`.
+    init(accessLog: Logger?) {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        let seconds: [Duration] = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60].map {
+            .nanoseconds(Int64($0 * 1e9))
+        }
+        factory.defaultDurationHistogramBuckets = seconds
+        self.factory = factory
+        accessLogger = accessLog
+        storeWrites = CoreMetrics.Timer(label: "quire_store_write_duration_seconds", factory: factory)
+        lists = CoreMetrics.Gauge(label: "quire_lists", factory: factory)
+        items = CoreMetrics.Gauge(label: "quire_items", factory: factory)
+        sessions = CoreMetrics.Gauge(label: "quire_sessions_active", factory: factory)
+        waiting = CoreMetrics.Gauge(label: "quire_long_polls_waiting", factory: factory)
+        evicted = CoreMetrics.Counter(label: "quire_sessions_evicted_total", factory: factory)
+        expired = CoreMetrics.Counter(label: "quire_sessions_expired_total", factory: factory)
+    }
+
+    func requestDidFinish(_ request: Request, route: String, response: Response, since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        let status = response.status
+        let key = "\(request.method) \(route) \(status)"
+        let counter = requests.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = CoreMetrics.Counter(
+                label: "quire_http_requests_total",
+                dimensions: [("method", request.method), ("route", route), ("status", String(status))],
+                factory: factory)
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+        let timer = latencies.withLock { timers in
+            if let timer = timers[route] { return timer }
+            let timer = CoreMetrics.Timer(
+                label: "quire_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+            timers[route] = timer
+            return timer
+        }
+        timer.recordNanoseconds(
+            Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        accessLogger?.info(
+            "request",
+            metadata: [
+                "method": "\(request.method)", "route": "\(route)", "status": "\(status)",
+                "duration_ms":
+                    "\(Double(elapsed.components.attoseconds / 1_000_000_000) / 1e6 + Double(elapsed.components.seconds) * 1000)",
+                "bytes": "\(response.body.count)", "request_id": "\(request.requestID)",
+            ])
+    }
+
+    /// The exposition text, with the state gauges brought up to date.
+    func scrape(_ context: APIContext) -> [UInt8] {
+        let totals = context.registry.totals
+        lists.record(totals.lists)
+        items.record(totals.items)
+        sessions.record(context.sessions.count)
+        waiting.record(context.longPolls.count)
+        let (evictedNow, expiredNow) = (context.sessions.evictionCount, context.sessions.expirationCount)
+        let (evictedDelta, expiredDelta) = scrapeState.withLock { state in
+            defer { state = (evictedNow, expiredNow) }
+            return (evictedNow - state.evicted, expiredNow - state.expired)
+        }
+        if evictedDelta > 0 { evicted.increment(by: evictedDelta) }
+        if expiredDelta > 0 { expired.increment(by: expiredDelta) }
+        return registry.emitToBuffer()
+    }
+}
+
+/// A store that times every commit into the service's metrics.
+struct TimedListStore: ListStore {
+    let base: any ListStore
+    let timer: CoreMetrics.Timer
+
+    func loadAll(limits: ListLimits) throws -> [String: ListVersion] {
+        try base.loadAll(limits: limits)
+    }
+
+    func commit(list: String, previous: ListVersion?, next: ListVersion) throws {
+        let start = ContinuousClock.now
+        defer {
+            let elapsed = ContinuousClock.now - start
+            timer.recordNanoseconds(
+                Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        }
+        try base.commit(list: list, previous: previous, next: next)
+    }
+
+    func delete(list: String) throws {
+        try base.delete(list: list)
+    }
+}

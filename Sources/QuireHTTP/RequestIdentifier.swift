@@ -1,0 +1,40 @@
+internal import CMicroHTTPD
+
+/// Request ids (`X-Request-Id`): the client's when it sends a well-formed one (1 to 128 characters of
+/// `A-Z a-z 0-9 . _ -`, so it can go into logs and headers as it is), else 16 random hex digits.
+enum RequestIdentifier {
+    static let header = "X-Request-Id"
+
+    /// The id of the request on `connection`.
+    static func of(_ connection: OpaquePointer) -> String {
+        if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, header) {
+            let given = String(cString: value)
+            if isWellFormed(given) { return given }
+        }
+        return generate()
+    }
+
+    static func isWellFormed(_ id: String) -> Bool {
+        guard (1...128).contains(id.utf8.count) else { return false }
+        return id.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                true
+            default: false
+            }
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func generate() -> String {
+        var value = UInt64.random(in: .min ... .max)
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in (0..<16).reversed() {
+            bytes[index] = hexDigits[Int(value & 0xF)]
+            value >>= 4
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

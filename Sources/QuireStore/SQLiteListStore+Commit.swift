@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+public import QuireCore
+
+extension SQLiteListStore {
+    /// Stores `next` as the version of `list`, in one transaction: only the rows that changed since
+    /// `previous`, and the version number. Returns once the transaction is durable (see the type).
+    ///
+    /// - Throws: ``StoreError``; the transaction is rolled back then, and the file holds `previous`.
+    /// - Complexity: O(*c* log *n*) for *c* changed rows, plus finding them (see
+    ///   ``ListVersion/storageChanges(since:)``).
+    public func commit(list: String, previous: ListVersion?, next: ListVersion) throws {
+        let changes = next.storageChanges(since: previous)
+        do {
+            try database.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try self.write(changes, list: list, version: next.version, isNew: previous == nil, in: db)
+                    return .commit
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.write(path, error)
+        }
+    }
+
+    /// Removes `list` and all its rows, in one transaction.
+    public func delete(list: String) throws {
+        do {
+            try database.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try self.deleteRows(of: list, in: db)
+                    return .commit
+                }
+            }
+        } catch {
+            throw StoreError.write(path, error)
+        }
+    }
+
+    private func deleteRows(of list: String, in db: Database) throws {
+        guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM list WHERE name = ?", arguments: [list]) else {
+            return
+        }
+        try db.execute(sql: "DELETE FROM item WHERE list = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM section WHERE list = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM list WHERE id = ?", arguments: [id])
+    }
+
+    private func write(
+        _ changes: StorageChanges, list: String, version: UInt64, isNew: Bool, in db: Database
+    ) throws {
+        // A list the registry does not hold has no rows: clear any left by an earlier life of the name.
+        if isNew { try deleteRows(of: list, in: db) }
+        try db.execute(
+            sql: """
+                INSERT INTO list (name, version) VALUES (?, ?)
+                ON CONFLICT (name) DO UPDATE SET version = excluded.version
+                """,
+            arguments: [list, Int64(bitPattern: version)])
+        guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM list WHERE name = ?", arguments: [list]) else {
+            throw StoreError.write(path, reason: "the list row vanished")
+        }
+        // Old rows go first, so that new positions never meet a stale one.
+        let deleteSection = try db.cachedStatement(sql: "DELETE FROM section WHERE list = ? AND id = ?")
+        for section in changes.removedSections { try deleteSection.execute(arguments: [id, section]) }
+        let deleteItem = try db.cachedStatement(sql: "DELETE FROM item WHERE list = ? AND id = ?")
+        for item in changes.removedItems { try deleteItem.execute(arguments: [id, item]) }
+        for item in changes.movedItems { try deleteItem.execute(arguments: [id, item]) }
+
+        let sectionPosition = try db.cachedStatement(sql: "SELECT position FROM section WHERE list = ? AND id = ?")
+        let placeSection = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO section (list, id, position, header, footer) VALUES (?, ?, ?, ?, ?)")
+        for run in changes.placedSections {
+            let low = try run.after.map { try position(of: $0, list: id, with: sectionPosition) }
+            let high = try run.before.map { try position(of: $0, list: id, with: sectionPosition) }
+            let positions = StoragePosition.between(low, high, count: run.sections.count)
+            for (section, position) in zip(run.sections, positions) {
+                try placeSection.execute(arguments: [
+                    id, section.id, Data(position), section.header.map { Data($0) }, section.footer.map { Data($0) },
+                ])
+            }
+        }
+        let updateSection = try db.cachedStatement(
+            sql: "UPDATE section SET header = ?, footer = ? WHERE list = ? AND id = ?")
+        for section in changes.updatedSections {
+            try updateSection.execute(arguments: [
+                section.header.map { Data($0) }, section.footer.map { Data($0) }, id, section.id,
+            ])
+        }
+
+        let itemPosition = try db.cachedStatement(sql: "SELECT position FROM item WHERE list = ? AND id = ?")
+        let insertItem = try db.cachedStatement(
+            sql: "INSERT INTO item (list, nested, parent, position, id, body) VALUES (?, ?, ?, ?, ?, ?)")
+        for run in changes.placedItems {
+            let low = try run.after.map { try position(of: $0, list: id, with: itemPosition) }
+            let high = try run.before.map { try position(of: $0, list: id, with: itemPosition) }
+            let positions = StoragePosition.between(low, high, count: run.items.count)
+            let (nested, parent): (Int64, String) =
+                switch run.container {
+                case .section(let section): (0, section)
+                case .item(let item): (1, item)
+                }
+            for (item, position) in zip(run.items, positions) {
+                try insertItem.execute(arguments: [id, nested, parent, Data(position), item.id, Data(item.body)])
+            }
+        }
+        let updateItem = try db.cachedStatement(sql: "UPDATE item SET body = ? WHERE list = ? AND id = ?")
+        for item in changes.updatedItems { try updateItem.execute(arguments: [Data(item.body), id, item.id]) }
+    }
+
+    /// The stored position of a sibling that kept its place.
+    private func position(of id: String, list: Int64, with statement: Statement) throws -> [UInt8] {
+        guard let data = try Data.fetchOne(statement, arguments: [list, id]) else {
+            throw StoreError.write(path, reason: "the stored rows of the list lack \"\(id)\"")
+        }
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,49 @@
+import GRDB
+
+extension SQLiteListStore {
+    /// The schema, created and upgraded by versioned migrations (GRDB records the applied ones in
+    /// `grdb_migrations`). A migration, once released, never changes: a new one is appended.
+    ///
+    /// - `list`: one row per list, with its current version number (so versions keep counting across
+    ///   restarts).
+    /// - `section`: one row per section: its position key among the list's sections, header, footer.
+    /// - `item`: one row per item, children included: its container (`parent` is a section id when
+    ///   `nested` is 0, an item id when 1), its position key in that container, and its encoded JSON.
+    ///   The primary key orders rows as the list does, so loading is one sequential scan; `item_by_id`
+    ///   finds an item's row when a write touches it.
+    ///
+    /// Position keys are blobs that sort as the elements do, with room between any two, so inserting or
+    /// moving an item rewrites that item's row only (see ``StoragePosition``).
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: lists, sections, items") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE list (
+                        id INTEGER PRIMARY KEY,
+                        name TEXT NOT NULL UNIQUE,
+                        version INTEGER NOT NULL
+                    );
+                    CREATE TABLE section (
+                        list INTEGER NOT NULL,
+                        id TEXT NOT NULL,
+                        position BLOB NOT NULL,
+                        header BLOB,
+                        footer BLOB,
+                        PRIMARY KEY (list, id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE item (
+                        list INTEGER NOT NULL,
+                        nested INTEGER NOT NULL,
+                        parent TEXT NOT NULL,
+                        position BLOB NOT NULL,
+                        id TEXT NOT NULL,
+                        body BLOB NOT NULL,
+                        PRIMARY KEY (list, nested, parent, position)
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX item_by_id ON item (list, id);
+                    """)
+        }
+        return migrator
+    }
+}

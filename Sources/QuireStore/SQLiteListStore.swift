@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+public import QuireCore
+
+/// The embedded store: every list in one SQLite file, through GRDB.
+///
+/// Durability: the file is in WAL mode with `synchronous = FULL`. A commit returns only after its WAL
+/// frames are written and `fsync`ed, so every write the registry acknowledges survives a crash of the
+/// process, of the machine and a power cut. (`NORMAL`, GRDB's and SQLite's usual WAL choice, syncs only at
+/// checkpoints: it keeps the file consistent but may lose the last acknowledged writes on a power cut, which
+/// the API's contract does not allow.) A transaction that did not commit leaves nothing behind: SQLite
+/// ignores WAL frames that no commit record closes.
+///
+/// A write stores only what changed (``ListVersion/storageChanges(since:)``): one item written into a list of
+/// 100,000 writes one row, plus the list's version.
+public final class SQLiteListStore: ListStore {
+    /// The path that keeps everything in memory (tests that need no file).
+    public static let inMemoryPath = ":memory:"
+
+    /// The database file, or `:memory:`.
+    public let path: String
+    let database: DatabaseQueue
+
+    /// Opens (or creates) the database at `path` and brings its schema up to date.
+    ///
+    /// A missing folder is created. An existing file is never overwritten: one that cannot be read, is not
+    /// a SQLite database, or holds a schema from a newer Quire makes this throw, and stays as it was.
+    ///
+    /// - Throws: ``StoreError``, whose description names the file and the cause.
+    public init(path: String) throws(StoreError) {
+        self.path = path
+        do {
+            if path == Self.inMemoryPath {
+                database = try DatabaseQueue(configuration: Self.configuration)
+            } else {
+                let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                database = try DatabaseQueue(path: path, configuration: Self.configuration)
+            }
+            // Only reads until the schema is known to need an upgrade: a damaged file is never written to.
+            let migrator = Self.migrator
+            let (superseded, completed) = try database.read { db in
+                (try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db))
+            }
+            if superseded {
+                throw StoreError.open(path, reason: "its schema is from a newer version of quire")
+            }
+            if !completed {
+                try database.read { db in try Self.checkIntegrity(db) }
+                try migrator.migrate(database)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.open(path, error)
+        }
+    }
+
+    /// Refuses a file that SQLite finds damaged (`quick_check`), before a migration writes to it.
+    private static func checkIntegrity(_ db: Database) throws {
+        let result = try String.fetchOne(db, sql: "PRAGMA quick_check")
+        guard result == "ok" else { throw StoreError.open(db.description, reason: "damaged: \(result ?? "?")") }
+    }
+
+    /// WAL, `synchronous = FULL` (see the type's documentation), foreign keys off (the store keeps its
+    /// rows consistent itself), and a wait of up to 10 s for a lock held by another process (a backup).
+    static var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.label = "quire.store"
+        configuration.prepareDatabase { db in
+            // Not GRDB's `journalMode = .wal`: it writes a dummy table into the file at every opening,
+            // and a file that turns out to be damaged must not be written to.
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            guard mode == "wal" || mode == "memory" else {
+                throw StoreError.open(db.description, reason: "cannot use WAL mode (journal mode \(mode ?? "?"))")
+            }
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        return configuration
+    }
+
+    /// Caps the file at `pages` pages (SQLite's `max_page_count`; a page is 4,096 bytes): a write that
+    /// would grow it further fails as on a full disk, and keeps nothing. For quotas, and for tests of
+    /// what a full disk does.
+    public func setMaximumPageCount(_ pages: Int) throws(StoreError) {
+        do {
+            try database.writeWithoutTransaction { db in
+                _ = try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(pages)")
+            }
+        } catch {
+            throw StoreError.write(path, error)
+        }
+    }
+
+    /// Closes the database: later calls fail. (Dropping the last reference closes it too.)
+    public func close() throws {
+        try database.close()
+    }
+
+    /// SQLite's `synchronous` setting in force (2 is `FULL`), for tests.
+    public func synchronousMode() throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+    }
+
+    /// The journal mode in force (`wal` for a file).
+    public func journalMode() throws -> String {
+        try database.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
+    }
+
+    /// The number of pages the file holds now.
+    public func pageCount() throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
+    }
+
+    /// Rows stored for `list`, sections and items (for tests and diagnostics).
+    public func rowCounts(of list: String) throws -> (sections: Int, items: Int) {
+        try database.read { db in
+            let id = try Int64.fetchOne(db, sql: "SELECT id FROM list WHERE name = ?", arguments: [list])
+            guard let id else { return (0, 0) }
+            let sections = try Int.fetchOne(db, sql: "SELECT count(*) FROM section WHERE list = ?", arguments: [id])
+            let items = try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE list = ?", arguments: [id])
+            return (sections ?? 0, items ?? 0)
+        }
+    }
+
+    /// The total number of changes (rows inserted, updated or deleted) since the store was opened,
+    /// SQLite's `total_changes()`: tests use it to check that small writes write little.
+    public func totalChanges() throws -> Int {
+        try database.read { db in db.totalChangesCount }
+    }
+}

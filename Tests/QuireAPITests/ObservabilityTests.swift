@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import QuireCore
+import QuireHTTP
+import QuireTesting
+import Synchronization
+import Testing
+
+@testable import QuireAPI
+
+/// Request ids, the access log and /metrics.
+@Suite("Observability")
+struct ObservabilityTests {
+    @Test("X-Request-Id: taken from the request when well formed, else generated; echoed on every response")
+    func requestID() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        for target in ["/healthz", "/v1/lists/l", "/nope"] {  // prepared, cached page, problem
+            let given = try api.call("GET", target, headers: [("X-Request-Id", "client-id.1_2")])
+            #expect(given.headers["X-Request-Id"] == "client-id.1_2")
+            let generated = try api.call("GET", target)
+            let id = try #require(generated.headers["X-Request-Id"])
+            #expect(id.count == 16 && id.allSatisfy(\.isHexDigit))
+            let malformed = try api.call("GET", target, headers: [("X-Request-Id", "bad id with spaces")])
+            #expect(malformed.headers["X-Request-Id"]?.count == 16)
+        }
+    }
+
+    @Test("/metrics: requests by route and status, latency histograms, store writes, sessions, long polls")
+    func metrics() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        _ = try SessionClient(api, list: "l")
+        _ = try api.call("GET", "/v1/lists/l?limit=1")
+        _ = try api.call("GET", "/v1/lists/ghost")
+        let text = try api.call("GET", "/metrics").text
+        #expect(text.contains(#"quire_http_requests_total{method="GET",route="/v1/lists/{list}",status="200"} 1"#))
+        #expect(text.contains(#"quire_http_requests_total{method="GET",route="/v1/lists/{list}",status="404"} 1"#))
+        #expect(text.contains(#"quire_http_requests_total{method="PUT",route="/v1/lists/{list}",status="201"} 1"#))
+        #expect(text.contains(#"quire_http_request_duration_seconds_bucket{route="/v1/lists/{list}""#))
+        #expect(text.contains("quire_store_write_duration_seconds_count 1"))
+        #expect(text.contains("quire_sessions_active 1"))
+        #expect(text.contains("quire_lists 1"))
+        #expect(text.contains("quire_items 3"))
+        #expect(text.contains("quire_long_polls_waiting 0"))
+    }
+
+    @Test("one access-log line per request: method, route template, status, duration, bytes, request id")
+    func accessLog() throws {
+        let lines = LogLines()
+        var logger = Logger(label: "test") { _ in CapturingLogHandler(lines: lines) }
+        logger.logLevel = .info
+        var configuration = QuireService.Configuration.testing
+        configuration.demo.seed = false
+        let service = QuireService(configuration: configuration, logger: logger)
+        try service.startAndLoad()
+        defer { service.shutdown() }
+        let server = try TestServer(running: service.server)
+        _ = try server.request("GET", "/v1/lists/missing", headers: [("X-Request-Id", "trace-7")])
+        let line = try #require(lines.all.last { $0["log"] == "access" })
+        #expect(line["method"] == "GET")
+        #expect(line["route"] == "/v1/lists/{list}")
+        #expect(line["status"] == "404")
+        #expect(line["request_id"] == "trace-7")
+        #expect(line["bytes"].map { "\($0)" }.flatMap(Int.init) ?? 0 > 0)
+        #expect(line["duration_ms"] != nil)
+    }
+}
+
+/// The metadata of every record a ``CapturingLogHandler`` saw.
+final class LogLines: Sendable {
+    private let lines = Mutex<[Logger.Metadata]>([])
+
+    func append(_ line: Logger.Metadata) { lines.withLock { $0.append(line) } }
+
+    var all: [Logger.Metadata] { lines.withLock { $0 } }
+}
+
+/// Keeps the metadata of every record.
+struct CapturingLogHandler: LogHandler {
+    let lines: LogLines
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        lines.append(merged)
+    }
+}

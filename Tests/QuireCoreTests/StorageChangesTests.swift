@@ -1,0 +1,199 @@
+import Foundation
+import QuireCore
+import Testing
+
+/// A row store in memory with the SQL store's rules (unique position per container, anchors that must
+/// exist): applying ``StorageChanges`` to it and restoring must give back the version exactly.
+struct RowModel {
+    struct ItemRow {
+        var container: StorageChanges.Container
+        var position: [UInt8]
+        var body: [UInt8]
+    }
+
+    var sections: [String: (position: [UInt8], section: StorageChanges.Section)] = [:]
+    var items: [String: ItemRow] = [:]
+    var version: UInt64 = 0
+
+    mutating func apply(_ changes: StorageChanges, version: UInt64) throws {
+        self.version = version
+        for id in changes.removedSections { try #require(sections.removeValue(forKey: id) != nil) }
+        for id in changes.removedItems { try #require(items.removeValue(forKey: id) != nil, "removed \(id)") }
+        for id in changes.movedItems { try #require(items.removeValue(forKey: id) != nil, "moved \(id)") }
+        for run in changes.placedSections {
+            let low = try run.after.map { try #require(sections[$0]?.position) }
+            let high = try run.before.map { try #require(sections[$0]?.position) }
+            let positions = StoragePosition.between(low, high, count: run.sections.count)
+            for (section, position) in zip(run.sections, positions) { sections[section.id] = (position, section) }
+        }
+        for section in changes.updatedSections {
+            try #require(sections[section.id] != nil)
+            sections[section.id]!.section = section
+        }
+        for run in changes.placedItems {
+            let low = try run.after.map { try #require(items[$0]?.position, "anchor \($0)") }
+            let high = try run.before.map { try #require(items[$0]?.position, "anchor \($0)") }
+            if let low, let high { try #require(low.lexicographicallyPrecedes(high)) }
+            let positions = StoragePosition.between(low, high, count: run.items.count)
+            let taken = Set(items.values.filter { $0.container == run.container }.map(\.position))
+            for (item, position) in zip(run.items, positions) {
+                try #require(!taken.contains(position), "position collision")
+                try #require(items[item.id] == nil, "inserted twice: \(item.id)")
+                items[item.id] = ItemRow(container: run.container, position: position, body: item.body)
+            }
+        }
+        for item in changes.updatedItems {
+            try #require(items[item.id] != nil)
+            items[item.id]!.body = item.body
+        }
+    }
+
+    func restore(limits: ListLimits = ListLimits()) throws -> ListVersion {
+        let orderedSections = sections.values.sorted { $0.position.lexicographicallyPrecedes($1.position) }
+        var grouped: [StorageChanges.Container: [(position: [UInt8], item: StorageChanges.Item)]] = [:]
+        for (id, row) in items {
+            grouped[row.container, default: []].append((row.position, .init(id: id, body: row.body)))
+        }
+        return try ListVersion.restoring(
+            version: version, limits: limits, sections: orderedSections.map(\.section),
+            items: grouped.mapValues { rows in
+                rows.sorted { $0.position.lexicographicallyPrecedes($1.position) }.map(\.item)
+            })
+    }
+}
+
+@Suite("storage changes")
+struct StorageChangesTests {
+    /// Every item id and section id of a version, from its document.
+    static func ids(_ version: ListVersion) throws -> (sections: [String], items: [String]) {
+        let document = try JSONParser().parse(version.documentBytes)
+        var items: [String] = []
+        func walk(_ list: [JSONValue]) {
+            for item in list {
+                items.append(item["id"]!.stringValue!)
+                walk(item["children"]?.arrayValue ?? [])
+            }
+        }
+        let sections = document["sections"]!.arrayValue!
+        for section in sections { walk(section["items"]!.arrayValue!) }
+        return (sections.map { $0["id"]!.stringValue! }, items)
+    }
+
+    /// A random batch of ops on `version` (some may fail; the caller skips those).
+    static func randomOps(_ version: ListVersion, _ lists: inout RandomLists) throws -> String {
+        let (sections, items) = try ids(version)
+        func pick(_ ids: [String]) -> String { ids[Int.random(in: 0..<ids.count, using: &lists.random)] }
+        func itemJSON(_ lists: inout RandomLists) -> String {
+            let item = lists.item()
+            return String(decoding: JSONWriter.encode(item.json), as: UTF8.self)
+        }
+        var ops: [String] = []
+        for _ in 0..<Int.random(in: 1...4, using: &lists.random) {
+            switch Int.random(in: 0..<9, using: &lists.random) {
+            case 0 where !sections.isEmpty:
+                ops.append(#"{"op":"insertItems","section":"\#(pick(sections))","items":[\#(itemJSON(&lists))]}"#)
+            case 1 where !items.isEmpty:
+                ops.append(#"{"op":"insertItems","items":[\#(itemJSON(&lists))],"after":"\#(pick(items))"}"#)
+            case 2 where !items.isEmpty:
+                ops.append(#"{"op":"insertItems","parent":"\#(pick(items))","items":[\#(itemJSON(&lists))]}"#)
+            case 3 where !items.isEmpty:
+                ops.append(#"{"op":"removeItems","ids":["\#(pick(items))"]}"#)
+            case 4 where !items.isEmpty:
+                ops.append(#"{"op":"moveItem","id":"\#(pick(items))","before":"\#(pick(items))"}"#)
+            case 5 where !items.isEmpty:
+                let id = pick(items)
+                ops.append(
+                    #"{"op":"updateItems","items":[{"id":"\#(id)","type":"x","data":\#(Int.random(in: 0...9, using: &lists.random))}]}"#
+                )
+            case 6:
+                let id = lists.freshID("s")
+                ops.append(#"{"op":"insertSections","sections":[{"id":"\#(id)","items":[\#(itemJSON(&lists))]}]}"#)
+            case 7 where sections.count > 1:
+                ops.append(#"{"op":"moveSection","id":"\#(pick(sections))","after":"\#(pick(sections))"}"#)
+            case 8 where !sections.isEmpty:
+                ops.append(
+                    #"{"op":"updateSection","id":"\#(pick(sections))","header":{"type":"h","data":\#(Int.random(in: 0...9, using: &lists.random))}}"#
+                )
+            default:
+                if !sections.isEmpty, lists.chance(30) {
+                    ops.append(#"{"op":"removeSections","ids":["\#(pick(sections))"]}"#)
+                }
+            }
+        }
+        return ops.joined(separator: ",")
+    }
+
+    @Test("applying the changes of random writes to rows and restoring gives the same list", arguments: 0..<20)
+    func randomWrites(seed: UInt64) throws {
+        var lists = RandomLists(seed: seed)
+        var model = RowModel()
+        var current: ListVersion? = nil
+        var testList = lists.list()
+        var opsApplied = 0
+        for step in 0..<40 {
+            let next: ListVersion
+            if current == nil || lists.chance(30) {
+                testList = lists.edit(testList)
+                next = try current?.replacing(with: testList.json) ?? testList.version()
+            } else {
+                let ops = try Self.randomOps(current!, &lists)
+                guard !ops.isEmpty, let applied = try? applying(current!, ops) else { continue }
+                next = applied
+                opsApplied += 1
+            }
+            try model.apply(next.storageChanges(since: current), version: next.version)
+            let restored = try model.restore()
+            #expect(restored.documentBytes == next.documentBytes, "seed \(seed), step \(step)")
+            #expect(restored.version == next.version)
+            current = next
+        }
+        #expect(opsApplied > 5)
+    }
+
+    @Test("one item written into a 100,000-item list changes one row")
+    func smallChangeWritesLittle() throws {
+        var list = TestList()
+        list.sections = [TestSection(id: "all", items: (0..<100_000).map { TestItem(id: "i\($0)", data: .int($0)) })]
+        let big = try list.version()
+        let inserted = try applying(big, #"{"op":"insertItems","items":[{"id":"new","type":"t"}],"after":"i500"}"#)
+        let changes = inserted.storageChanges(since: big)
+        #expect(changes.rowCount == 1)
+        #expect(changes.placedItems.first?.after == "i500")
+        #expect(changes.placedItems.first?.before == "i501")
+        let updated = try applying(inserted, #"{"op":"updateItems","items":[{"id":"i7","type":"t","data":1}]}"#)
+        #expect(updated.storageChanges(since: inserted).rowCount == 1)
+        let moved = try applying(updated, #"{"op":"moveItem","id":"i9","after":"i99000"}"#)
+        #expect(moved.storageChanges(since: updated).rowCount == 2)
+    }
+
+    @Test("a PUT that changes 1% of a list writes about 1% of the rows")
+    func replacementWritesLittle() throws {
+        var list = TestList()
+        list.sections = [TestSection(id: "all", items: (0..<10_000).map { TestItem(id: "i\($0)", data: .int($0)) })]
+        let first = try list.version()
+        for index in stride(from: 0, to: 10_000, by: 200) { list.sections[0].items[index].data = .string("x") }
+        for index in stride(from: 100, to: 10_000, by: 200).reversed() { list.sections[0].items.remove(at: index) }
+        list.sections[0].items.insert(TestItem(id: "new"), at: 3)
+        let second = try first.replacing(with: list.json)
+        let changes = second.storageChanges(since: first)
+        #expect(changes.rowCount == 50 + 50 + 1)
+        var model = RowModel()
+        try model.apply(first.storageChanges(since: nil), version: first.version)
+        try model.apply(changes, version: second.version)
+        #expect(try model.restore().documentBytes == second.documentBytes)
+    }
+
+    @Test("storage positions sort as bytes in label order, with room between any two")
+    func positions() {
+        var keys = StoragePosition.between(nil, nil, count: 3)
+        for _ in 0..<200 {
+            let index = keys.count / 2
+            let middle = StoragePosition.between(keys[index - 1], keys[index], count: 1)[0]
+            keys.insert(middle, at: index)
+        }
+        for index in keys.indices.dropFirst() {
+            #expect(keys[index - 1].lexicographicallyPrecedes(keys[index]))
+            #expect(StoragePosition.isValid(keys[index]))
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Glibc
+import QuireHTTP
+import QuireTesting
+import Synchronization
+import Testing
+
+/// The server's limits under abuse, for real over loopback: each holds while the server keeps
+/// answering well-behaved clients.
+@Suite("Limits under abuse", .serialized)
+struct LimitsTests {
+    /// Whether the server closed `connection` (a request on it fails or gets no answer).
+    static func isCut(_ connection: HTTPClientConnection) -> Bool {
+        (try? connection.request("GET", "/probe")) == nil
+    }
+
+    @Test("connections beyond the limit get no service while the others keep being answered")
+    func connectionLimit() throws {
+        // One worker thread: libmicrohttpd splits the connection limit between its worker threads.
+        let server = try TestServer(responder: Responders.echo) {
+            $0.connectionLimit = 4
+            $0.threads = 1
+        }
+        defer { server.stop() }
+        let held = try (0..<4).map { _ in try server.connect(timeoutSeconds: 2) }
+        for connection in held { #expect(try connection.request("GET", "/ok").status == 200) }
+        // At the limit libmicrohttpd stops accepting: the fifth waits in the kernel's queue, unanswered.
+        let extra = try server.connect(timeoutSeconds: 1)
+        #expect(Self.isCut(extra))
+        extra.close()
+        for connection in held { #expect(try connection.request("GET", "/still").status == 200) }
+        held[0].close()
+        sleep(milliseconds: 200)
+        #expect(try server.connect(timeoutSeconds: 2).request("GET", "/again").status == 200)
+    }
+
+    @Test("connections beyond the per-IP limit are refused")
+    func perIPLimit() throws {
+        let server = try TestServer(responder: Responders.echo) { $0.perIPConnectionLimit = 2 }
+        defer { server.stop() }
+        let held = try (0..<2).map { _ in try server.connect(timeoutSeconds: 2) }
+        for connection in held { #expect(try connection.request("GET", "/ok").status == 200) }
+        #expect(Self.isCut(try server.connect(timeoutSeconds: 2)))
+        #expect(try held[1].request("GET", "/still").status == 200)
+    }
+
+    @Test("a client that stalls in the middle of a request is cut at the connection timeout")
+    func stalledRequest() throws {
+        let server = try TestServer(responder: Responders.echo) { $0.connectionTimeoutSeconds = 1 }
+        defer { server.stop() }
+        let slow = try server.connect(timeoutSeconds: 5)
+        try slow.write(Array("GET /trickle HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8))
+        for _ in 0..<3 {
+            try slow.write(Array("a".utf8))
+            sleep(milliseconds: 300)  // still sending: not idle
+        }
+        let clock = ContinuousClock()
+        let stalled = clock.now
+        while !slow.isClosedByPeer && clock.now - stalled < .seconds(5) {
+            #expect(try server.connect().request("GET", "/meanwhile").status == 200)
+            sleep(milliseconds: 100)
+        }
+        #expect(slow.isClosedByPeer)
+        #expect(clock.now - stalled < .seconds(4))
+    }
+
+    @Test("a header block over the connection memory is refused, the connection closed")
+    func oversizedHeaders() throws {
+        let server = try TestServer(responder: Responders.echo) { $0.connectionMemoryBytes = 16 << 10 }
+        defer { server.stop() }
+        let connection = try server.connect()
+        let big = String(repeating: "x", count: 32 << 10)
+        let response = try? connection.request("GET", "/", headers: [("X-Big", big)])
+        #expect(response.map { $0.status == 431 || $0.status == 413 || $0.status == 400 } ?? true)
+        #expect(try server.connect().request("GET", "/fine").status == 200)
+    }
+
+    @Test("a body over the limit declared or sent is refused on every route, without reading it all")
+    func bodyFlood() throws {
+        let server = try TestServer(responder: Responders.echo) { $0.maxBodyBytes = 1024 }
+        defer { server.stop() }
+        // 64 MiB declared: answered 413 at once, no body read.
+        let connection = try server.connect()
+        try connection.write(HTTPClientConnection.head("POST", "/any", bodyLength: 64 << 20))
+        #expect(try connection.readResponse().status == 413)
+        #expect(try server.connect().request("GET", "/fine").status == 200)
+    }
+}

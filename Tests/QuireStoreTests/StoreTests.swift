@@ -1,0 +1,209 @@
+import Foundation
+import QuireCore
+import QuireStore
+import Testing
+
+/// A folder of its own for one test, removed at the end.
+final class TemporaryFolder {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("quire-store-\(UUID())")
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Writes written as JSON text, applied to a version.
+func applying(_ version: ListVersion, _ ops: String) throws -> ListVersion {
+    try version.applying(opsDocument: JSONParser().parse("{\"ops\":[\(ops)]}"))
+}
+
+func document(_ text: String) throws -> JSONValue { try JSONParser().parse(text) }
+
+/// A list of `count` items in one section `all`, ids `i0`…
+func bigList(_ count: Int, sections: Int = 1) throws -> ListVersion {
+    var text = #"{"sections":["#
+    let perSection = count / sections
+    for section in 0..<sections {
+        if section > 0 { text += "," }
+        text += #"{"id":"s\#(section)","items":["#
+        for index in 0..<perSection {
+            if index > 0 { text += "," }
+            let id = section * perSection + index
+            text += #"{"id":"i\#(id)","type":"cell","data":{"n":\#(id),"text":"item \#(id)"}}"#
+        }
+        text += "]}"
+    }
+    text += "]}"
+    return try ListVersion(document: document(text))
+}
+
+@Suite("SQLite store")
+struct StoreTests {
+    static let sample = #"""
+        {"sections":[
+          {"id":"today","header":{"type":"day","data":{"title":"Today"}},"footer":null,"items":[
+            {"id":"m-1","type":"message","data":{"from":"Ada","text":"Hi \"there\""}},
+            {"id":"t-9","type":"thread","data":{"title":"Trip"},"children":[
+              {"id":"m-7","type":"message","data":{"text":"Tickets?"},"children":[{"id":"m-8","type":"x"}]}]}]},
+          {"id":"empty","header":null,"footer":{"type":"more","data":[1,2.5,true,null]},"items":[]}]}
+        """#
+
+    @Test("a list written, changed by ops and replaced comes back exactly, with its version, after reopening")
+    func roundTrip() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("nested/folder/quire.sqlite")
+        var versions: [ListVersion] = []
+        do {
+            let store = try SQLiteListStore(path: path)
+            var current = try ListVersion(document: document(Self.sample))
+            try store.commit(list: "inbox", previous: nil, next: current)
+            versions.append(current)
+            let writes = [
+                #"{"op":"insertItems","section":"today","items":[{"id":"n-1","type":"m"},{"id":"n-2","type":"m"}],"after":"m-1"}"#,
+                #"{"op":"moveItem","id":"m-7","section":"empty"}"#,
+                #"{"op":"insertItems","parent":"m-7","items":[{"id":"c-1","type":"m","children":[{"id":"c-2","type":"m"}]}],"before":"m-8"}"#,
+                #"{"op":"removeItems","ids":["t-9"]}"#,
+                #"{"op":"updateItems","items":[{"id":"m-1","type":"message","data":"changed"}]}"#,
+                #"{"op":"insertSections","sections":[{"id":"first","items":[{"id":"f-1","type":"m"}]}],"before":"today"}"#,
+                #"{"op":"moveSection","id":"empty","after":"first"}"#,
+                #"{"op":"updateSection","id":"today","header":null,"footer":{"type":"f","data":1}}"#,
+                #"{"op":"moveItem","id":"n-2","before":"n-1"}"#,
+                #"{"op":"removeSections","ids":["first"]}"#,
+            ]
+            for ops in writes {
+                let next = try applying(current, ops)
+                try store.commit(list: "inbox", previous: current, next: next)
+                current = next
+                versions.append(current)
+            }
+            let replaced = try current.replacing(with: document(Self.sample))
+            try store.commit(list: "inbox", previous: current, next: replaced)
+            versions.append(replaced)
+            try store.commit(list: "other", previous: nil, next: try bigList(10, sections: 2))
+        }
+        let reopened = try SQLiteListStore(path: path)
+        #expect(try reopened.journalMode() == "wal")
+        #expect(try reopened.synchronousMode() == 2)
+        let lists = try reopened.loadAll(limits: ListLimits())
+        #expect(lists.keys.sorted() == ["inbox", "other"])
+        #expect(lists["inbox"]?.documentBytes == versions.last!.documentBytes)
+        #expect(lists["inbox"]?.version == 12)
+        #expect(lists["other"]?.documentBytes == (try bigList(10, sections: 2)).documentBytes)
+    }
+
+    @Test("versions keep counting across a restart, through the registry")
+    func versionsContinue() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("quire.sqlite")
+        do {
+            let registry = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
+            try registry.load()
+            for _ in 0..<3 {
+                _ = try registry.write("a") { previous throws(ListRegistry.WriteError) in
+                    do {
+                        return try previous?.replacing(with: document(Self.sample))
+                            ?? ListVersion(document: document(Self.sample))
+                    } catch { throw .invalidList(error as! ListValidationError) }
+                }
+            }
+        }
+        let registry = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
+        #expect(try registry.load() == 1)
+        #expect(registry.version(of: "a")?.version == 3)
+        let commit = try registry.write("a") { previous throws(ListRegistry.WriteError) in
+            do { return try applying(previous!, #"{"op":"removeItems","ids":["m-1"]}"#) } catch {
+                throw .invalidOp(error as! OpError)
+            }
+        }
+        #expect(commit.version.version == 4)
+        try registry.delete("a")
+        #expect(try SQLiteListStore(path: path).loadAll(limits: ListLimits()).isEmpty)
+    }
+
+    @Test("one item written into a 100,000-item list writes a few rows, not the list")
+    func smallWrite() throws {
+        let store = try SQLiteListStore(path: SQLiteListStore.inMemoryPath)
+        let big = try bigList(100_000)
+        try store.commit(list: "big", previous: nil, next: big)
+        let before = try store.totalChanges()
+        let next = try applying(
+            big, #"{"op":"insertItems","section":"s0","items":[{"id":"x","type":"t"}],"after":"i5"}"#)
+        try store.commit(list: "big", previous: big, next: next)
+        // One item row, and the list's version.
+        #expect(try store.totalChanges() - before == 2)
+        #expect(try store.rowCounts(of: "big").items == 100_001)
+        #expect(try store.loadAll(limits: ListLimits())["big"]?.documentBytes == next.documentBytes)
+    }
+
+    @Test(":memory: keeps lists for the life of the store")
+    func inMemory() throws {
+        let store = try SQLiteListStore(path: ":memory:")
+        let list = try ListVersion(document: document(Self.sample))
+        try store.commit(list: "a", previous: nil, next: list)
+        #expect(try store.loadAll(limits: ListLimits())["a"]?.documentBytes == list.documentBytes)
+    }
+
+    @Test("a file that is not a database is refused with a clear error and left untouched")
+    func corruptFile() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("quire.sqlite")
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try SQLiteListStore(path: path)
+        } throws: { error in
+            "\(error)".contains("cannot open the database \(path)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+
+    @Test("a damaged database is refused at load, and left untouched")
+    func damagedDatabase() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("quire.sqlite")
+        do {
+            let store = try SQLiteListStore(path: path)
+            try store.commit(list: "big", previous: nil, next: try bigList(20_000))
+        }
+        // Overwrite pages in the middle of the file with zeros and noise.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        handle.write(Data((0..<16_384).map { UInt8(truncatingIfNeeded: $0 &* 13) }))
+        try handle.close()
+        let damaged = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.self) {
+            let store = try SQLiteListStore(path: path)
+            _ = try store.loadAll(limits: ListLimits())
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == damaged)
+    }
+
+    @Test("a path that cannot be opened is an error naming it")
+    func unopenable() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("a-folder")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        #expect {
+            _ = try SQLiteListStore(path: path)
+        } throws: { error in
+            "\(error)".contains(path)
+        }
+    }
+
+    @Test("a backup while the store is open opens with the same lists")
+    func backup() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("quire.sqlite")
+        let store = try SQLiteListStore(path: path)
+        let list = try ListVersion(document: document(Self.sample))
+        try store.commit(list: "a", previous: nil, next: list)
+        try SQLiteListStore.backup(from: path, to: folder.path("copy/backup.sqlite"))
+        #expect(throws: StoreError.self) {
+            try SQLiteListStore.backup(from: path, to: folder.path("copy/backup.sqlite"))
+        }
+        let copy = try SQLiteListStore(path: folder.path("copy/backup.sqlite"))
+        #expect(try copy.loadAll(limits: ListLimits())["a"]?.documentBytes == list.documentBytes)
+    }
+}
