@@ -42,6 +42,9 @@ struct quire_mhd_settings {
     void *access_context;
     MHD_RequestCompletedCallback completed_handler;
     void *completed_context;
+    /** Called when a request line has arrived, before its headers; returns the request's context. */
+    void *(*request_started_handler)(void *cls, const char *uri, struct MHD_Connection *connection);
+    void *request_started_context;
     struct quire_mhd_logger *logger;
 };
 
@@ -54,6 +57,8 @@ static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings
         { MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t) settings->per_ip_connection_limit, NULL },
         { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t) settings->connection_memory_limit, NULL },
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) settings->completed_handler, settings->completed_context },
+        { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) settings->request_started_handler,
+          settings->request_started_context },
         { settings->thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
           (intptr_t) settings->thread_pool_size, NULL },
         { MHD_OPTION_END, 0, NULL },
@@ -75,6 +80,12 @@ static inline uint16_t quire_mhd_bound_port(struct MHD_Daemon *daemon) {
 static inline unsigned int quire_mhd_connection_count(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return NULL == info ? 0 : info->num_connections;
+}
+
+/** The socket of a connection, or -1. */
+static inline int quire_mhd_connection_socket(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return NULL == info ? -1 : info->connect_fd;
 }
 
 /** The client's address of a connection, or NULL. */

@@ -9,6 +9,8 @@ import Synchronization
 /// What one request carries between libmicrohttpd's calls; owned by the `void **` slot libmicrohttpd
 /// keeps per request, from the first access-handler call to the completion callback.
 final class RequestContext {
+    /// `false` until the access handler saw the request's headers.
+    var hasHeaders = false
     var body: [UInt8] = []
     var bodyBytesReceived = 0
     var isTooLarge = false
@@ -36,6 +38,21 @@ func accessHandlerTrampoline(
     return server.handle(connection, url, method, uploadData, uploadDataSize, requestSlot)
 }
 
+/// libmicrohttpd's URI log callback: a request line has arrived. The request's context starts here, so
+/// that the whole-request deadline covers the headers too.
+func requestStartedTrampoline(
+    cls: UnsafeMutableRawPointer?,
+    uri: UnsafePointer<CChar>?,
+    connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    guard let cls, let connection else { return nil }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let context = RequestContext()
+    server.requestStarted()
+    server.deadlines.started(context, socket: quire_mhd_connection_socket(connection))
+    return Unmanaged.passRetained(context).toOpaque()
+}
+
 func requestCompletedTrampoline(
     cls: UnsafeMutableRawPointer?,
     connection: OpaquePointer?,
@@ -46,6 +63,7 @@ func requestCompletedTrampoline(
     requestSlot.pointee = nil
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+    server.deadlines.finished(context)
     if let pending = context.pending {
         pending.requestEnded()
         server.unregister(pending)
@@ -93,11 +111,17 @@ extension HTTPServer {
         _ uploadDataSize: UnsafeMutablePointer<Int>,
         _ requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        guard let raw = requestSlot.pointee else {
-            // First call: headers only. Reject a declared oversized body before reading it.
-            let context = RequestContext()
+        let context: RequestContext
+        if let raw = requestSlot.pointee {
+            context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        } else {  // no request-line callback ran (it always does; kept as a fallback)
+            context = RequestContext()
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             requestStarted()
+        }
+        if !context.hasHeaders {
+            // First call: headers only. Reject a declared oversized body before reading it.
+            context.hasHeaders = true
             if declaredBodyLength(connection) > configuration.maxBodyBytes {
                 context.isAnswered = true
                 context.requestID = RequestIdentifier.of(connection)
@@ -107,7 +131,6 @@ extension HTTPServer {
             }
             return .YES
         }
-        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         if uploadDataSize.pointee > 0 {
             return receiveBody(uploadData, count: uploadDataSize, into: context)
         }
@@ -117,6 +140,7 @@ extension HTTPServer {
             guard let response = deferred.takeResponse() else { return .YES }
             return queue(response, on: connection, context: context)
         }
+        deadlines.finished(context)  // the whole request is in: a long poll may wait as long as it likes
         context.requestID = RequestIdentifier.of(connection)
         if context.isTooLarge {
             return queue(

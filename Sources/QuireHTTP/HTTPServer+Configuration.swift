@@ -17,6 +17,9 @@ extension HTTPServer {
         /// Seconds of inactivity after which a connection is closed (a trickling client included).
         /// Default `30`.
         public var connectionTimeoutSeconds: Int = 30
+        /// Seconds a request may take to arrive whole (request line, headers and body): a client that
+        /// trickles it slower is cut, however steadily it sends. Default `30`.
+        public var requestTimeoutSeconds: Double = 30
         /// The largest request body accepted; larger ones get `413`. Default 1 MiB.
         public var maxBodyBytes: Int = 1 << 20
         /// Memory per connection for reading the request line and headers: also the largest header

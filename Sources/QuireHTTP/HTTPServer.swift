@@ -25,11 +25,14 @@ public final class HTTPServer: Sendable {
     /// Set once shutting down: responses then carry `Connection: close`.
     private let isDrainingFlag = Atomic<Bool>(false)
     private let pending = Mutex(PendingRegistry())
+    /// Requests still arriving, cut when they take longer than `requestTimeoutSeconds`.
+    let deadlines: RequestDeadlines
 
     public init(configuration: Configuration, logger: Logger, responder: any HTTPResponder) {
         self.configuration = configuration
         self.logger = logger
         self.responder = responder
+        deadlines = RequestDeadlines(timeoutSeconds: configuration.requestTimeoutSeconds, logger: logger)
     }
 
     /// The port the server listens on (the bound one when configured as 0), or `nil` before `start()`.
@@ -53,6 +56,11 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Requests cut because they did not arrive whole within `requestTimeoutSeconds`, since start.
+    public var lateRequestsCut: Int {
+        deadlines.cutCount
+    }
+
     /// The number of requests being handled (received, not yet completely answered).
     public var inFlightCount: Int {
         requestsInFlight.load(ordering: .relaxed)
@@ -69,6 +77,7 @@ public final class HTTPServer: Sendable {
             let daemon = try startDaemon(at: address)
             let port = Int(quire_mhd_bound_port(daemon.pointer))
             state = .running(daemon, port: port)
+            deadlines.startWatching()
             return (daemon, port)
         }
         logger.info(
@@ -112,6 +121,7 @@ public final class HTTPServer: Sendable {
             usleep(2_000)
         }
         let unfinished = inFlightCount
+        deadlines.stopWatching()
         MHD_stop_daemon(daemon.pointer)
         daemon.releaseContexts()
         lifecycle.withLock { $0 = .stopped }
@@ -127,6 +137,7 @@ public final class HTTPServer: Sendable {
             (configuration.maxBodyBytes >= 0, "maximum body bytes must not be negative"),
             (configuration.connectionMemoryBytes >= 4096, "connection memory must be at least 4096 bytes"),
             (configuration.drainTimeoutSeconds >= 0, "drain timeout must not be negative"),
+            (configuration.requestTimeoutSeconds > 0, "request timeout must be positive"),
         ]
         if let failed = checks.first(where: { !$0.0 }) {
             throw .invalidConfiguration(failed.1)
@@ -148,6 +159,8 @@ public final class HTTPServer: Sendable {
             settings.access_context = contexts.server
             settings.completed_handler = requestCompletedTrampoline
             settings.completed_context = contexts.server
+            settings.request_started_handler = requestStartedTrampoline
+            settings.request_started_context = contexts.server
             settings.logger = contexts.logger
             errno = 0
             guard let daemon = quire_mhd_start(&settings) else {

@@ -41,6 +41,7 @@ struct Settings: Equatable {
             ("server.connectionLimit", .int(http.connectionLimit)),
             ("server.perIpConnectionLimit", .int(http.perIPConnectionLimit)),
             ("server.connectionTimeout", .int(http.connectionTimeoutSeconds)),
+            ("server.requestTimeout", .double(http.requestTimeoutSeconds)),
             ("server.maxBodyBytes", .int(http.maxBodyBytes)),
             ("server.connectionMemoryBytes", .int(http.connectionMemoryBytes)),
             ("server.drainTimeout", .double(http.drainTimeoutSeconds)),
@@ -124,6 +125,7 @@ struct Settings: Equatable {
         http.connectionLimit = try config.requiredInt(forKey: "server.connectionLimit")
         http.perIPConnectionLimit = try config.requiredInt(forKey: "server.perIpConnectionLimit")
         http.connectionTimeoutSeconds = try config.requiredInt(forKey: "server.connectionTimeout")
+        http.requestTimeoutSeconds = try config.requiredDouble(forKey: "server.requestTimeout")
         http.maxBodyBytes = try config.requiredInt(forKey: "server.maxBodyBytes")
         http.connectionMemoryBytes = try config.requiredInt(forKey: "server.connectionMemoryBytes")
         http.drainTimeoutSeconds = try config.requiredDouble(forKey: "server.drainTimeout")

@@ -63,6 +63,41 @@ struct LimitsTests {
         #expect(clock.now - stalled < .seconds(4))
     }
 
+    @Test("a client that trickles a request, however steadily, is cut at the request timeout")
+    func trickledRequest() throws {
+        let server = try TestServer(responder: Responders.echo) {
+            $0.connectionTimeoutSeconds = 30
+            $0.requestTimeoutSeconds = 1
+        }
+        defer { server.stop() }
+        let slow = try server.connect(timeoutSeconds: 5)
+        let clock = ContinuousClock()
+        let start = clock.now
+        try slow.write(Array("POST /trickle HTTP/1.1\r\nHost: x\r\n".utf8))
+        var cut = false
+        for index in 0..<40 {  // a byte every 100 ms: never idle
+            if (try? slow.write(Array("X-\(index): y\r\n".utf8))) == nil || slow.isClosedByPeer {
+                cut = true
+                break
+            }
+            #expect(try server.connect().request("GET", "/meanwhile").status == 200)
+            sleep(milliseconds: 100)
+        }
+        #expect(cut || slow.isClosedByPeer)
+        #expect(clock.now - start < .seconds(3))
+        #expect(server.server.lateRequestsCut == 1)
+    }
+
+    @Test("a request answered later (a long poll) is not cut by the request timeout")
+    func deferredOutlivesRequestTimeout() throws {
+        let server = try TestServer(responder: Responders.deferred(milliseconds: 1500)) {
+            $0.requestTimeoutSeconds = 0.5
+        }
+        defer { server.stop() }
+        #expect(try server.connect().request("GET", "/poll").text == "later /poll")
+        #expect(server.server.lateRequestsCut == 0)
+    }
+
     @Test("a header block over the connection memory is refused, the connection closed")
     func oversizedHeaders() throws {
         let server = try TestServer(responder: Responders.echo) { $0.connectionMemoryBytes = 16 << 10 }
