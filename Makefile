@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-core bench-store clean
+.PHONY: all deps deps-bench build build-release run test spec-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store clean
 
 all: build
 
@@ -51,9 +51,10 @@ format:
 openapi:
 	scripts/embed-openapi
 
-## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the core,
-## the store (durable writes and start-up).
-bench: bench-http bench-sessions bench-long-polls bench-core bench-store
+## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
+## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
+## writes and start-up).
+bench: bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -63,6 +64,12 @@ bench-sessions: deps
 
 bench-long-polls: deps
 	scripts/bench.py long-polls --count 5000
+
+bench-load: deps-bench
+	scripts/bench.py load --rounds 3 --seconds 5
+
+bench-soak: deps-bench
+	scripts/bench.py soak --seconds 60 --warm-up 15
 
 bench-core: deps
 	$(SWIFT) run -c release quire-bench diff

@@ -4,6 +4,10 @@
   scripts/bench.py http [--rounds N] [--seconds S]   requests/s, p50, p99 of the read endpoints vs the reference
   scripts/bench.py sessions [--count N]              resident memory growth for N sessions (50-item windows)
   scripts/bench.py long-polls [--count N]            N concurrent long polls on one list, one write: time to answer all
+  scripts/bench.py load [--rounds N] [--seconds S]   the wrk Lua scenarios of bench/ vs the reference: requests/s, p50,
+                                                     p99, errors
+  scripts/bench.py soak [--seconds S] [--warm-up W]  pages + sessions + writes + long polls at once; fails on any error
+                                                     or on resident-memory growth after the warm-up
 
 Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
 """
@@ -11,6 +15,7 @@ import argparse, asyncio, json, os, re, resource, shutil, signal, socket, statis
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
 REFERENCE = os.environ.get("REFERENCE_SOURCE", os.path.join(ROOT, "..", "shared", "bench", "mhd-reference.c"))
 children = []
 
@@ -75,6 +80,33 @@ def start_quire(extra_env=None):
 def wrk(url, seconds, connections=64):
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", url],
                          capture_output=True, text=True, timeout=seconds + 30).stdout
+    return parse_wrk(out)
+
+
+def wrk_command(url, seconds, script, args=(), threads=2, connections=64, timeout=None):
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", os.path.join(BENCH, script)]
+    if timeout:
+        command.append(f"--timeout={timeout}s")
+    return command + [url, "--"] + [str(a) for a in args]
+
+
+def scenario(url, seconds, script, args=(), threads=2, connections=64, timeout=None):
+    """Runs one bench/*.lua scenario: (requests/s, p50 ms, p99 ms, errors, the script's summary line)."""
+    out = subprocess.run(wrk_command(url, seconds, script, args, threads, connections, timeout),
+                         capture_output=True, text=True, timeout=seconds + 60).stdout
+    return parse_scenario(out)
+
+
+def parse_scenario(out):
+    rps, p50, p99, socket_errors, non2xx = parse_wrk(out, split=True)
+    m = re.search(r"^[a-z-]+: .*unexpected=(\d+).*$", out, re.M)
+    if not m:
+        sys.exit("no summary line from the script in wrk's output:\n" + out)
+    # the script's `unexpected` counts every status its flow does not expect (non-2xx included)
+    return rps, p50, p99, socket_errors + max(int(m.group(1)), non2xx), m.group(0)
+
+
+def parse_wrk(out, split=False):
 
     def ms(label):
         m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)\s*$" % label, out, re.M)
@@ -86,8 +118,10 @@ def wrk(url, seconds, connections=64):
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     errors = sum(int(x) for x in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    errors += int(non2xx.group(1)) if non2xx else 0
-    return rps, ms("50"), ms("99"), errors
+    non2xx = int(non2xx.group(1)) if non2xx else 0
+    if split:
+        return rps, ms("50"), ms("99"), errors, non2xx
+    return rps, ms("50"), ms("99"), errors + non2xx
 
 
 def http(options):
@@ -131,6 +165,178 @@ def http(options):
     for name, median, target in results:
         verdict = "meets" if median >= target else "BELOW"
         print(f"{name}: median ratio {median:.2f}x of the reference ({verdict} the {target}x target)")
+
+
+def compile_reference():
+    binary = os.path.join(tempfile.mkdtemp(prefix="quire-ref-"), "mhd-reference")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-o", binary, REFERENCE] + flags, check=True)
+    return binary
+
+
+def start_reference(binary, body):
+    body_file = os.path.join(tempfile.mkdtemp(prefix="quire-ref-body-"), "body")
+    with open(body_file, "wb") as f:
+        f.write(body)
+    port = free_port()
+    process = start([binary, str(port), body_file])
+    for _ in range(50):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def load(options):
+    """Each bench/*.lua scenario against quire and, in the same run, against the reference serving comparable bytes."""
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: make deps-bench")
+    reference_binary = compile_reference()
+    _, base = start_quire()
+    # the bytes the reference answers with: what quire answers for the scenario's typical request
+    _, first_page = request("GET", base + "/v1/lists/demo?limit=20")
+    _, created = request("POST", base + "/v1/lists/demo/sessions", {"limit": 20})
+    created = json.loads(created)
+    _, extended = request("GET", base + f"/v1/sessions/{created['session']}/changes?since={created['version']}"
+                                         "&extend=next&limit=20")
+    request("DELETE", base + f"/v1/sessions/{created['session']}")
+    seconds, c = options.seconds, options.connections
+    wait = 10
+    scenarios = [
+        # name, script, wrk args, reference body (None: no comparable reference), wrk --timeout
+        ("walk-pages (20-item pages)", "walk-pages.lua", ["demo", 20], first_page, None),
+        ("sessions (create, 4 extends, 4 polls, delete)", "sessions.lua", ["demo", 20, 4, 4], extended, None),
+        (f"write-and-poll ({options.write_rate} writes/s, wait={wait})", "write-and-poll.lua",
+         ["demo", options.write_rate, wait, 20], None, wait + 30),
+    ]
+    print(f"{'scenario':48} {'server':10} {'requests/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    summary = []
+    for name, script, args, body, timeout in scenarios:
+        reference = ref_base = None
+        if body is not None:
+            reference, ref_base = start_reference(reference_binary, body)
+        scenario(base, 1, script, args, connections=c, timeout=timeout)  # warm-up
+        rows = {"reference": [], "quire": []}
+        notes = []
+        for _ in range(options.rounds):
+            runs = [("reference", ref_base), ("quire", base)] if ref_base else [("quire", base)]
+            for label, url in runs:
+                row = scenario(url, seconds, script, args, connections=c, timeout=timeout)
+                rows[label].append(row)
+                print(f"{name:48} {label:10} {row[0]:11.0f} {row[1]:8.3f} {row[2]:8.3f} {row[3]:7d}")
+                if label == "quire":
+                    notes.append(row[4])
+        if reference:
+            reference.terminate()
+            reference.wait()
+        summary.append((name, rows, notes))
+    print()
+    print("| scenario | server | requests/s (median) | p50 ms | p99 ms | errors (all rounds) | ratio to the reference |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    failed = False
+    for name, rows, notes in summary:
+        ratios = [q[0] / r[0] for q, r in zip(rows["quire"], rows["reference"])]
+        for label in ("reference", "quire"):
+            runs = rows[label]
+            if not runs:
+                print(f"| {name} | {label} | — (it cannot hold a long poll) | | | | |")
+                continue
+            errors = sum(r[3] for r in runs)
+            failed |= label == "quire" and errors > 0
+            ratio = f"{statistics.median(ratios):.2f}x (rounds {', '.join(f'{x:.2f}' for x in ratios)})" \
+                if label == "quire" and ratios else ""
+            lags = [re.search(r"wake-lag-ms p50=([\d.]+) p99=([\d.]+)", n) for n in notes]
+            if label == "quire" and all(lags):
+                ratio = (f"wake-up lag (write sent to poll answered): p50 "
+                         f"{statistics.median(float(m.group(1)) for m in lags):.1f} ms, p99 "
+                         f"{statistics.median(float(m.group(2)) for m in lags):.1f} ms")
+            print(f"| {name} | {label} | {statistics.median(r[0] for r in runs):.0f} | "
+                  f"{statistics.median(r[1] for r in runs):.2f} | {statistics.median(r[2] for r in runs):.2f} | "
+                  f"{errors} | {ratio} |")
+    print()
+    for name, rows, notes in summary:
+        print(f"{name}, last quire round: {notes[-1]}")
+    if failed:
+        sys.exit("load: quire answered with errors (see the table)")
+
+
+def metric(base, name):
+    try:
+        _, text = request("GET", base + "/metrics")
+        m = re.search(rb"^%s (\d+)" % name.encode(), text, re.M)
+        return int(m.group(1)) if m else -1
+    except Exception:
+        return -1
+
+
+def soak(options):
+    """Pages, session flows, writes and long polls at once; RSS sampled every few seconds after a warm-up."""
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: make deps-bench")
+    process, base = start_quire()
+    total = options.warm_up + options.seconds
+    wait = 10
+    runs = [
+        ("walk-pages", wrk_command(base, total, "walk-pages.lua", ["demo", 20], threads=1, connections=16)),
+        ("sessions", wrk_command(base, total, "sessions.lua", ["demo", 20, 4, 4], threads=1, connections=16)),
+        ("write-and-poll", wrk_command(base, total, "write-and-poll.lua", ["demo", options.write_rate, wait, 20],
+                                       threads=2, connections=32, timeout=wait + 30)),
+    ]
+    print(f"soak: {options.warm_up} s warm-up + {options.seconds} s measured, 16 walkers, 16 session clients, "
+          f"1 producer ({options.write_rate} writes/s) and 31 long-polling clients (wait={wait}) at once")
+    started = time.monotonic()
+    outputs = {}
+    procs = [(name, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+             for name, command in runs]
+    for _, proc in procs:
+        children.append(proc)
+    samples = []
+    while time.monotonic() - started < total - 0.5:
+        time.sleep(min(options.interval, max(0.1, total - 0.5 - (time.monotonic() - started))))
+        t = time.monotonic() - started
+        samples.append((t, rss_mb(process.pid), metric(base, "quire_sessions_active"),
+                        metric(base, "quire_long_polls_waiting")))
+        print(f"  t={t:5.1f} s  RSS {samples[-1][1]:7.1f} MB  sessions {samples[-1][2]:6d}  waiting {samples[-1][3]:4d}"
+              f"{'  (warm-up)' if t < options.warm_up else ''}", flush=True)
+    for name, proc in procs:
+        try:
+            outputs[name] = proc.communicate(timeout=total + 60)[0]
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            sys.exit(f"soak: wrk ({name}) did not stop in time")
+    if process.poll() is not None:
+        sys.exit(f"soak: quire exited during the run (status {process.returncode})")
+    print()
+    print(f"{'scenario':16} {'requests/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    errors = 0
+    lines = []
+    for name, _ in runs:
+        rps, p50, p99, e, line = parse_scenario(outputs[name])
+        errors += e
+        lines.append(line)
+        print(f"{name:16} {rps:11.0f} {p50:8.3f} {p99:8.3f} {e:7d}")
+    for line in lines:
+        print(f"  {line}")
+    measured = [s for s in samples if s[0] >= options.warm_up]
+    if len(measured) < 2:
+        sys.exit("soak: too few samples after the warm-up")
+    first, last = measured[0][1], measured[-1][1]
+    peak = max(s[1] for s in measured)
+    growth = last - first
+    print(f"soak: RSS after warm-up {first:.1f} MB, at the end {last:.1f} MB (growth {growth:+.1f} MB, "
+          f"peak {peak:.1f} MB; limit +{options.max_growth:.0f} MB); errors {errors}")
+    print("soak: RSS samples (MB): " + " ".join(f"{s[1]:.1f}" for s in samples))
+    problems = []
+    if errors:
+        problems.append(f"{errors} errors")
+    if growth > options.max_growth:
+        problems.append(f"resident memory grew by {growth:.1f} MB after the warm-up")
+    if problems:
+        sys.exit("soak FAILED: " + "; ".join(problems))
+    print("soak: passed (zero errors, no resident-memory growth beyond noise after the warm-up)")
 
 
 def rss_mb(pid):
@@ -249,9 +455,21 @@ def main():
     s.add_argument("--count", type=int, default=100_000)
     l = commands.add_parser("long-polls")
     l.add_argument("--count", type=int, default=5_000)
+    ld = commands.add_parser("load")
+    ld.add_argument("--rounds", type=int, default=3)
+    ld.add_argument("--seconds", type=int, default=5)
+    ld.add_argument("--connections", type=int, default=64)
+    ld.add_argument("--write-rate", type=int, default=20, help="writes per second in write-and-poll")
+    sk = commands.add_parser("soak")
+    sk.add_argument("--seconds", type=int, default=60, help="measured seconds, after the warm-up")
+    sk.add_argument("--warm-up", type=int, default=15)
+    sk.add_argument("--interval", type=float, default=5.0, help="seconds between RSS samples")
+    sk.add_argument("--write-rate", type=int, default=20)
+    sk.add_argument("--max-growth", type=float, default=10.0, help="MB of RSS growth allowed after the warm-up")
     options = parser.parse_args()
     try:
-        {"http": http, "sessions": sessions, "long-polls": long_polls}[options.command](options)
+        {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load,
+         "soak": soak}[options.command](options)
     finally:
         stop_all()
 

@@ -3,12 +3,12 @@
 #
 #   scripts/install-deps.sh            build and test: libmicrohttpd-dev, libsqlite3-dev, pkg-config, curl,
 #                                      python3
-#   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab)
+#   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey
 set -euo pipefail
 
 packages=(libmicrohttpd-dev libsqlite3-dev pkg-config curl python3)
 if [ "${1:-}" = "bench" ]; then
-  packages+=(wrk apache2-utils)
+  packages+=(wrk apache2-utils hey)
 fi
 
 # scripts/spec-test makes a virtual environment for schemathesis: Debian's python3 needs python3-venv.
