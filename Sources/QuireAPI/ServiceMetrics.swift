@@ -13,8 +13,13 @@ import Synchronization
 final class ServiceMetrics: RequestObserver {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    private let requests = Mutex<[String: CoreMetrics.Counter]>([:])
-    private let latencies = Mutex<[String: CoreMetrics.Timer]>([:])
+    private let requests = Mutex<[RequestKey: (count: CoreMetrics.Counter, latency: CoreMetrics.Timer)]>([:])
+
+    private struct RequestKey: Hashable {
+        let method: String
+        let route: String
+        let status: Int
+    }
     private let accessLogger: Logger?
     private let scrapeState = Mutex<(evicted: Int, expired: Int)>((0, 0))
     let storeWrites: CoreMetrics.Timer
@@ -46,24 +51,21 @@ final class ServiceMetrics: RequestObserver {
     func requestDidFinish(_ request: Request, route: String, response: Response, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         let status = response.status
-        let key = "\(request.method) \(route) \(status)"
-        let counter = requests.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = CoreMetrics.Counter(
-                label: "quire_http_requests_total",
-                dimensions: [("method", request.method), ("route", route), ("status", String(status))],
-                factory: factory)
-            counters[key] = counter
-            return counter
+        let key = RequestKey(method: request.method, route: route, status: status)
+        let (counter, timer) = requests.withLock { metrics in
+            if let known = metrics[key] { return known }
+            let made = (
+                count: CoreMetrics.Counter(
+                    label: "quire_http_requests_total",
+                    dimensions: [("method", request.method), ("route", route), ("status", String(status))],
+                    factory: factory),
+                latency: CoreMetrics.Timer(
+                    label: "quire_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+            )
+            metrics[key] = made
+            return made
         }
         counter.increment()
-        let timer = latencies.withLock { timers in
-            if let timer = timers[route] { return timer }
-            let timer = CoreMetrics.Timer(
-                label: "quire_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
-            timers[route] = timer
-            return timer
-        }
         timer.recordNanoseconds(
             Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         accessLogger?.info(
