@@ -121,21 +121,13 @@ struct SettingsTests {
 
     @Test("quire health parses its URL")
     func healthTarget() {
-        #expect(
-            HealthTarget("http://127.0.0.1:8080/healthz")
-                == HealthTarget(host: "127.0.0.1", port: 8080, path: "/healthz"))
-        #expect(HealthTarget("http://[::1]:81/h") == HealthTarget(host: "::1", port: 81, path: "/h"))
-        #expect(HealthTarget("http://localhost") == HealthTarget(host: "localhost", port: 80, path: "/"))
-        #expect(HealthTarget("https://x") == nil)
-        #expect(HealthTarget("http://x:99999/") == nil)
-    }
-}
-
-extension HealthTarget {
-    init(host: String, port: Int, path: String) {
-        self.init("http://placeholder:1/")!
-        self.host = host
-        self.port = port
-        self.path = path
+        func parts(_ url: String) -> [String]? {
+            HealthTarget(url).map { [$0.host, String($0.port), $0.path] }
+        }
+        #expect(parts("http://127.0.0.1:8080/healthz") == ["127.0.0.1", "8080", "/healthz"])
+        #expect(parts("http://[::1]:81/h") == ["::1", "81", "/h"])
+        #expect(parts("http://localhost") == ["localhost", "80", "/"])
+        #expect(parts("https://x") == nil)
+        #expect(parts("http://x:99999/") == nil)
     }
 }
