@@ -8,7 +8,7 @@ struct JSONObjectWriter {
 
     mutating func field(_ name: String, _ value: String) {
         key(name)
-        Self.appendString(value, to: &bytes)
+        JSONWriter.writeString(value, into: &bytes)
     }
 
     mutating func field(_ name: String, _ value: Int) {
@@ -21,7 +21,7 @@ struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            Self.appendString(value, to: &bytes)
+            JSONWriter.writeString(value, into: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
     }
@@ -34,11 +34,7 @@ struct JSONObjectWriter {
     private mutating func key(_ name: String) {
         if !isFirst { bytes.append(UInt8(ascii: ",")) }
         isFirst = false
-        Self.appendString(name, to: &bytes)
+        JSONWriter.writeString(name, into: &bytes)
         bytes.append(UInt8(ascii: ":"))
-    }
-
-    static func appendString(_ value: String, to bytes: inout [UInt8]) {
-        JSONWriter.writeString(value, into: &bytes)
     }
 }

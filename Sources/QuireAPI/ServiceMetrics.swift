@@ -66,14 +66,12 @@ final class ServiceMetrics: RequestObserver {
             return made
         }
         counter.increment()
-        timer.recordNanoseconds(
-            Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        timer.recordNanoseconds(elapsed.nanoseconds)
         accessLogger?.info(
             "request",
             metadata: [
                 "method": "\(request.method)", "route": "\(route)", "status": "\(status)",
-                "duration_ms":
-                    "\(Double(elapsed.components.attoseconds / 1_000_000_000) / 1e6 + Double(elapsed.components.seconds) * 1000)",
+                "duration_ms": "\(Double(elapsed.nanoseconds) / 1e6)",
                 "bytes": "\(response.body.count)", "request_id": "\(request.requestID)",
             ])
     }
@@ -107,15 +105,18 @@ struct TimedListStore: ListStore {
 
     func commit(list: String, previous: ListVersion?, next: ListVersion) throws {
         let start = ContinuousClock.now
-        defer {
-            let elapsed = ContinuousClock.now - start
-            timer.recordNanoseconds(
-                Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
-        }
+        defer { timer.recordNanoseconds((ContinuousClock.now - start).nanoseconds) }
         try base.commit(list: list, previous: previous, next: next)
     }
 
     func delete(list: String) throws {
         try base.delete(list: list)
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds.
+    var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

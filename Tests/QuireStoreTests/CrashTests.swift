@@ -3,6 +3,7 @@ import Foundation
 import QuireCore
 import QuireHTTP
 import QuireStore
+import QuireTesting
 import Testing
 
 /// `quire serve` killed with SIGKILL in the middle of a stream of writes, again and again, on one file:
@@ -111,7 +112,7 @@ struct CrashTests {
         var inFlightCommitted = 0
         let kills = 30
         for round in 0..<kills {
-            let server = try ServerProcess.serve(storage: path)
+            let server = try QuireProcess.serve(storage: path)
             let port = try server.waitForPort()
             try server.waitUntilReady(port: port)
             try checkServerVersions(port: port, model: model, round: round)
@@ -172,7 +173,7 @@ struct CrashTests {
             }
         }
         // One last start on the same file: the server serves what the model holds.
-        let server = try ServerProcess.serve(storage: path)
+        let server = try QuireProcess.serve(storage: path)
         let port = try server.waitForPort()
         try server.waitUntilReady(port: port)
         try checkServerVersions(port: port, model: model, round: kills)

@@ -3,6 +3,7 @@ import Foundation
 import QuireCore
 import QuireHTTP
 import QuireStore
+import QuireTesting
 import Synchronization
 import Testing
 
@@ -21,7 +22,7 @@ struct ServeStorageTests {
         let folder = TemporaryFolder()
         let path = folder.path("deep/er/quire.sqlite")
         do {
-            let server = try ServerProcess.serve(storage: path)
+            let server = try QuireProcess.serve(storage: path)
             let port = try server.waitForPort()
             try server.waitUntilReady(port: port)
             let connection = try HTTPClientConnection(host: "127.0.0.1", port: port)
@@ -32,7 +33,7 @@ struct ServeStorageTests {
             kill(server.pid, SIGTERM)
             #expect(server.waitForExit() == 0)
         }
-        let server = try ServerProcess.serve(storage: path)
+        let server = try QuireProcess.serve(storage: path)
         let port = try server.waitForPort()
         try server.waitUntilReady(port: port)
         let connection = try HTTPClientConnection(host: "127.0.0.1", port: port)
@@ -51,7 +52,7 @@ struct ServeStorageTests {
         try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
         let garbage = Data(repeating: 0x5A, count: 10_000)
         try garbage.write(to: URL(fileURLWithPath: path))
-        let server = try ServerProcess.serve(storage: path)
+        let server = try QuireProcess.serve(storage: path)
         #expect(server.waitForExit() == 1)
         #expect(server.output.contains("cannot open the database"))
         #expect(server.output.contains("file is not a database"))
@@ -63,7 +64,7 @@ struct ServeStorageTests {
         let folder = TemporaryFolder()
         let path = folder.path("live.sqlite")
         let copyPath = folder.path("backup/copy.sqlite")
-        let server = try ServerProcess.serve(storage: path)
+        let server = try QuireProcess.serve(storage: path)
         let port = try server.waitForPort()
         try server.waitUntilReady(port: port)
         let setup = try HTTPClientConnection(host: "127.0.0.1", port: port)
@@ -88,7 +89,7 @@ struct ServeStorageTests {
             }
         }
         usleep(100_000)
-        let backup = try ServerProcess(["backup", "--storage", path, "--to", copyPath])
+        let backup = try QuireProcess(["backup", "--storage", path, "--to", copyPath])
         #expect(backup.waitForExit() == 0)
         stop.store(true, ordering: .relaxed)
         writer.wait()
@@ -105,7 +106,7 @@ struct ServeStorageTests {
         #expect(copied["a"]?.documentBytes == expected.documentBytes)
 
         // And a server started on the copy serves those lists.
-        let restored = try ServerProcess.serve(storage: copyPath)
+        let restored = try QuireProcess.serve(storage: copyPath)
         let restoredPort = try restored.waitForPort()
         try restored.waitUntilReady(port: restoredPort)
         let listing = try HTTPClientConnection(host: "127.0.0.1", port: restoredPort).request("GET", "/v1/lists").text
@@ -115,7 +116,7 @@ struct ServeStorageTests {
         #expect(restored.waitForExit() == 0)
 
         // A second backup onto the same file is refused.
-        let again = try ServerProcess(["backup", "--storage", path, "--to", copyPath])
+        let again = try QuireProcess(["backup", "--storage", path, "--to", copyPath])
         #expect(again.waitForExit() == 1)
         #expect(again.output.contains("exists"))
     }

@@ -1,13 +1,14 @@
-import Foundation
+public import Foundation
 import QuireHTTP
 
-/// A `quire` child process (the binary built next to the tests), its output in a file.
-final class ServerProcess {
-    let process = Process()
-    let log = FileManager.default.temporaryDirectory.appendingPathComponent("quire-store-\(UUID()).log")
+/// A `quire` child process (the binary built next to the tests), its output in a file: for the tests
+/// of the executable itself, the crash test and the backup test.
+public final class QuireProcess {
+    public let process = Process()
+    public let log = FileManager.default.temporaryDirectory.appendingPathComponent("quire-store-\(UUID()).log")
 
     /// The `quire` binary built next to the test bundle.
-    static var binary: String {
+    public static var binary: String {
         get throws {
             let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             let candidates = [
@@ -22,7 +23,7 @@ final class ServerProcess {
         }
     }
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    public init(_ arguments: [String], environment: [String: String] = [:]) throws {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Self.binary)
         process.arguments = arguments
@@ -34,18 +35,18 @@ final class ServerProcess {
     }
 
     /// `quire serve` on port 0 with its lists in `storage`, JSON logs, no demo list.
-    static func serve(storage: String) throws -> ServerProcess {
-        try ServerProcess(
+    public static func serve(storage: String) throws -> QuireProcess {
+        try QuireProcess(
             ["serve", "--port", "0", "--storage", storage, "--log-format", "json", "--threads", "2"],
             environment: ["QUIRE_DEMO_SEED": "false"])
     }
 
-    var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.processIdentifier }
 
     /// The port from the JSON "listening" log line, once it appears.
-    func waitForPort() throws -> Int {
+    public func waitForPort() throws -> Int {
         for _ in 0..<400 {
             for line in output.split(separator: "\n") where line.contains("\"listening\"") {
                 if let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -61,7 +62,7 @@ final class ServerProcess {
     }
 
     /// Waits until `/readyz` answers 200 (every list loaded).
-    func waitUntilReady(port: Int) throws {
+    public func waitUntilReady(port: Int) throws {
         for _ in 0..<400 {
             if let status = try? HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/readyz").status,
                 status == 200
@@ -74,7 +75,7 @@ final class ServerProcess {
     }
 
     /// The exit status, or `nil` when the process did not exit in time (it is killed then).
-    func waitForExit(seconds: Double = 20) -> Int32? {
+    public func waitForExit(seconds: Double = 20) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {
