@@ -1,3 +1,4 @@
+internal import CMicroHTTPD
 import Glibc
 
 /// A small blocking HTTP/1.1 client over one TCP connection: keep-alive, `Content-Length` and chunked
@@ -11,6 +12,15 @@ public final class HTTPClientConnection {
 
     /// Connects to `host:port` (an IP literal or `localhost`); reads and writes time out after `timeout`.
     public init(host: String, port: Int, timeoutSeconds: Double = 10) throws(HTTPClientError) {
+        // The socket is set up in a local first: a throw before `self.socket` is set skips `deinit`, so
+        // the descriptor is closed exactly once, here. (A close in `deinit` as well would close whatever
+        // another thread opened under the same number in between.)
+        socket = try Self.connectedSocket(host: host, port: port, timeoutSeconds: timeoutSeconds)
+    }
+
+    private static func connectedSocket(host: String, port: Int, timeoutSeconds: Double) throws(HTTPClientError)
+        -> Int32
+    {
         let address: SocketAddress
         do {
             address = try SocketAddress(host: host, port: port)
@@ -18,7 +28,7 @@ public final class HTTPClientConnection {
             throw HTTPClientError("invalid address \(host):\(port): \(error)")
         }
         let family = address.isIPv6 ? AF_INET6 : AF_INET
-        socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw HTTPClientError.fromErrno("socket") }
         var timeout = timeval(
             tv_sec: Int(timeoutSeconds), tv_usec: Int((timeoutSeconds * 1e6).truncatingRemainder(dividingBy: 1e6)))
@@ -26,19 +36,13 @@ public final class HTTPClientConnection {
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var noDelay: Int32 = 1
         setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-        let length = socklen_t(address.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
-        let socket = self.socket
-        let connected: Int32
-        do {
-            connected = try address.withSockAddr { Glibc.connect(socket, $0, length) }
-        } catch {
-            connected = -1
-        }
+        let connected = address.withSockAddr { Glibc.connect(socket, $0, address.length) }
         guard connected == 0 else {
             let error = HTTPClientError.fromErrno("connect to \(host):\(port)")
             Glibc.close(socket)
             throw error
         }
+        return socket
     }
 
     deinit {

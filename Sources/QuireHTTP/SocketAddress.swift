@@ -1,3 +1,4 @@
+internal import CMicroHTTPD
 import Glibc
 
 /// An IPv4 or IPv6 address to bind, parsed from a literal (or `localhost`), without name resolution.
@@ -33,20 +34,33 @@ enum SocketAddress {
         return false
     }
 
-    /// Calls `body` with a `sockaddr` pointer to this address.
-    func withSockAddr<Result>(_ body: (UnsafePointer<sockaddr>) throws(HTTPServerError) -> Result)
-        throws(HTTPServerError) -> Result
+    /// The port, in host byte order.
+    var port: Int {
+        switch self {
+        case .v4(let address): Int(UInt16(bigEndian: address.sin_port))
+        case .v6(let address): Int(UInt16(bigEndian: address.sin6_port))
+        }
+    }
+
+    /// The size of the `sockaddr` that ``withSockAddr(_:)`` passes.
+    var length: socklen_t {
+        socklen_t(isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+    }
+
+    /// Calls `body` with a `sockaddr` pointer to this address (``length`` bytes).
+    func withSockAddr<Result, Failure: Error>(_ body: (UnsafePointer<sockaddr>) throws(Failure) -> Result)
+        throws(Failure) -> Result
     {
         switch self {
         case .v4(var address):
-            return try withUnsafePointer(to: &address) { pointer throws(HTTPServerError) in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(HTTPServerError) in
+            return try withUnsafePointer(to: &address) { pointer throws(Failure) in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(Failure) in
                     try body(address)
                 }
             }
         case .v6(var address):
-            return try withUnsafePointer(to: &address) { pointer throws(HTTPServerError) in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(HTTPServerError) in
+            return try withUnsafePointer(to: &address) { pointer throws(Failure) in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(Failure) in
                     try body(address)
                 }
             }
