@@ -29,7 +29,7 @@ run: build-release
 test: deps
 	scripts/check-format
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	SWIFT=$(SWIFT) scripts/run-tests
 	scripts/spec-test
 	scripts/check-dockerfile
 

@@ -76,6 +76,13 @@ struct ConsistencyTests {
         let client = try SessionClient(api, list: "big", options: ["limit": 50])
         var requests = 0
         while client.hasNext && requests < 1_000 {
+            // Each page waits for a write since the previous page (bounded), so that pages and writes
+            // interleave however slow or busy the machine is.
+            let writtenBefore = writes.load(ordering: .relaxed)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while writes.load(ordering: .relaxed) == writtenBefore && ContinuousClock.now < deadline {
+                sleep(milliseconds: 1)
+            }
             try client.sync("&extend=next&limit=100")
             requests += 1
         }
