@@ -77,8 +77,11 @@ def start_quire(extra_env=None):
     return process, base
 
 
-def wrk(url, seconds, connections=64):
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", url],
+def wrk(url, seconds, connections=64, close=False):
+    """wrk on `url`; with `close`, every request asks for `Connection: close`, so each is on a new
+    connection (the accept path)."""
+    headers = ["-H", "Connection: close"] if close else []
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *headers, url],
                          capture_output=True, text=True, timeout=seconds + 30).stdout
     return parse_wrk(out)
 
@@ -135,13 +138,15 @@ def http(options):
     status, body = request("POST", base + "/v1/lists/demo/sessions", {"limit": 20})
     session = json.loads(body)
     endpoints = [
-        ("GET /healthz", "/healthz", 0.9),
-        ("GET /v1/lists/demo?limit=20", "/v1/lists/demo?limit=20", 0.7),
-        ("GET changes (nothing new)", f"/v1/sessions/{session['session']}/changes?since={session['version']}", 0.6),
+        ("GET /healthz", "/healthz", 0.9, False),
+        ("GET /v1/lists/demo?limit=20", "/v1/lists/demo?limit=20", 0.7, False),
+        ("GET changes (nothing new)", f"/v1/sessions/{session['session']}/changes?since={session['version']}", 0.6,
+         False),
+        ("GET /healthz, new connections", "/healthz", 0.8, True),
     ]
     print(f"{'endpoint':32} {'server':10} {'requests/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
     results = []
-    for name, path, target in endpoints:
+    for name, path, target, close in endpoints:
         _, expected = request("GET", base + path)
         body_file = os.path.join(tempfile.mkdtemp(), "body")
         with open(body_file, "wb") as f:
@@ -152,8 +157,8 @@ def http(options):
         wrk(base + path, 1)  # warm-up
         ratios = []
         for round in range(options.rounds):
-            ref = wrk(f"http://127.0.0.1:{port}/", options.seconds)
-            quire = wrk(base + path, options.seconds)
+            ref = wrk(f"http://127.0.0.1:{port}/", options.seconds, close=close)
+            quire = wrk(base + path, options.seconds, close=close)
             ratios.append(quire[0] / ref[0])
             for label, (rps, p50, p99, errors) in (("reference", ref), ("quire", quire)):
                 print(f"{name:32} {label:10} {rps:11.0f} {p50:8.3f} {p99:8.3f} {errors:7d}")

@@ -32,7 +32,6 @@ static void quire_mhd_external_logger(void *cls, const char *format, va_list arg
 /** Everything `quire_mhd_start` passes to `MHD_start_daemon`, as plain fields. */
 struct quire_mhd_settings {
     unsigned int flags;
-    const struct sockaddr *address;
     unsigned int connection_timeout_seconds;
     unsigned int connection_limit;
     unsigned int per_ip_connection_limit;
@@ -51,7 +50,6 @@ struct quire_mhd_settings {
 /** `MHD_start_daemon` without the variadic arguments. Returns NULL when the daemon cannot start. */
 static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings *settings) {
     struct MHD_OptionItem options[] = {
-        { MHD_OPTION_SOCK_ADDR, 0, (void *) settings->address },
         { MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t) settings->connection_timeout_seconds, NULL },
         { MHD_OPTION_CONNECTION_LIMIT, (intptr_t) settings->connection_limit, NULL },
         { MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t) settings->per_ip_connection_limit, NULL },
@@ -68,12 +66,6 @@ static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings
                             /* The logger must come first, or early messages go to stderr. */
                             MHD_OPTION_EXTERNAL_LOGGER, &quire_mhd_external_logger, settings->logger,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
-}
-
-/** The port the daemon is bound to (useful after asking for port 0), or 0 when unknown. */
-static inline uint16_t quire_mhd_bound_port(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return NULL == info ? 0 : info->port;
 }
 
 /** The number of connections open (0 when unknown). */
@@ -95,9 +87,10 @@ static inline const struct sockaddr *quire_mhd_client_address(struct MHD_Connect
     return NULL == info ? NULL : info->client_addr;
 }
 
-/* Flag values, spelled once here so Swift need not combine C enum cases. */
+/* Flag values, spelled once here so Swift need not combine C enum cases. The daemon has no listening
+ * socket: QuireHTTP accepts and hands connections over with MHD_add_connection (which needs the
+ * inter-thread channel that MHD_ALLOW_SUSPEND_RESUME includes). */
 static const unsigned int quire_mhd_flags_default =
-    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-static const unsigned int quire_mhd_flag_ipv6 = MHD_USE_IPv6;
+    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
 
 #endif

@@ -36,6 +36,7 @@ public final class QuireService: Sendable {
         self.routes = router.routeList
         self.router = router.buildResponder(logger: logger, observer: metrics)
         self.server = HTTPServer(configuration: configuration.http, logger: logger, responder: self.router)
+        metrics.watch(server)
     }
 
     /// Starts listening: `/healthz` answers from now on, `/readyz` once ``load()`` is done.

@@ -8,8 +8,9 @@ import Synchronization
 /// The service's metrics (swift-metrics, exposed by swift-prometheus at `/metrics`) and its access log.
 ///
 /// Per request: a counter by method, route template and status, and a latency histogram by route. At
-/// each scrape: gauges of lists, items, sessions and waiting long polls, and counters of evicted and
-/// expired sessions. The store's write latency is a histogram fed by ``TimedListStore``.
+/// each scrape: gauges of lists, items, sessions, waiting long polls and open connections, and counters
+/// of evicted and expired sessions, refused connections and requests cut for arriving too slowly. The
+/// store's write latency is a histogram fed by ``TimedListStore``.
 final class ServiceMetrics: RequestObserver {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -21,7 +22,25 @@ final class ServiceMetrics: RequestObserver {
         let status: Int
     }
     private let accessLogger: Logger?
-    private let scrapeState = Mutex<(evicted: Int, expired: Int)>((0, 0))
+    private let scrapeState = Mutex(ScrapeState())
+    /// The server whose connections are counted, held weakly: the server holds these metrics (through
+    /// its router) for its whole life.
+    private let server = Mutex(WeakServer())
+    private let connections: CoreMetrics.Gauge
+    private let refused: CoreMetrics.Counter
+    private let cut: CoreMetrics.Counter
+
+    /// What the counters fed at scrape time had reached at the previous scrape.
+    private struct ScrapeState {
+        var evicted = 0
+        var expired = 0
+        var refused = 0
+        var cut = 0
+    }
+
+    private struct WeakServer {
+        weak var server: HTTPServer?
+    }
     let storeWrites: CoreMetrics.Timer
     private let lists: CoreMetrics.Gauge
     private let items: CoreMetrics.Gauge
@@ -46,6 +65,14 @@ final class ServiceMetrics: RequestObserver {
         waiting = CoreMetrics.Gauge(label: "quire_long_polls_waiting", factory: factory)
         evicted = CoreMetrics.Counter(label: "quire_sessions_evicted_total", factory: factory)
         expired = CoreMetrics.Counter(label: "quire_sessions_expired_total", factory: factory)
+        connections = CoreMetrics.Gauge(label: "quire_http_connections_open", factory: factory)
+        refused = CoreMetrics.Counter(label: "quire_http_connections_refused_total", factory: factory)
+        cut = CoreMetrics.Counter(label: "quire_http_requests_cut_total", factory: factory)
+    }
+
+    /// Counts `server`'s connections from now on.
+    func watch(_ server: HTTPServer) {
+        self.server.withLock { $0.server = server }
     }
 
     func requestDidFinish(_ request: Request, route: String, response: Response, since start: ContinuousClock.Instant) {
@@ -83,13 +110,21 @@ final class ServiceMetrics: RequestObserver {
         items.record(totals.items)
         sessions.record(context.sessions.count)
         waiting.record(context.longPolls.count)
-        let (evictedNow, expiredNow) = (context.sessions.evictionCount, context.sessions.expirationCount)
-        let (evictedDelta, expiredDelta) = scrapeState.withLock { state in
-            defer { state = (evictedNow, expiredNow) }
-            return (evictedNow - state.evicted, expiredNow - state.expired)
+        let server = server.withLock { $0.server }
+        connections.record(server?.connectionCount ?? 0)
+        let now = ScrapeState(
+            evicted: context.sessions.evictionCount, expired: context.sessions.expirationCount,
+            refused: server?.refusedConnections ?? 0, cut: server?.lateRequestsCut ?? 0)
+        let before = scrapeState.withLock { state in
+            defer { state = now }
+            return state
         }
-        if evictedDelta > 0 { evicted.increment(by: evictedDelta) }
-        if expiredDelta > 0 { expired.increment(by: expiredDelta) }
+        for (counter, delta) in [
+            (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),
+            (refused, now.refused - before.refused), (cut, now.cut - before.cut),
+        ] where delta > 0 {
+            counter.increment(by: delta)
+        }
         return registry.emitToBuffer()
     }
 }

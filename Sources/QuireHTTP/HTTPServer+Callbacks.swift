@@ -76,7 +76,13 @@ func libmicrohttpdLogTrampoline(context: UnsafeMutableRawPointer?, message: Unsa
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     var text = String(cString: message)
     while text.last == "\n" { text.removeLast() }
-    server.logger.warning("libmicrohttpd: \(text)")
+    let suppressed: Int? = server.libraryMessages.withLock { logs in
+        if logs.count >= 256 && logs[text] == nil { logs.removeAll() }  // bounded: messages carry numbers
+        return logs[text, default: FailureLog()].record(now: .now)
+    }
+    guard let suppressed else { return }
+    server.logger.warning(
+        "libmicrohttpd: \(text)", metadata: suppressed > 0 ? ["suppressed": "\(suppressed)"] : [:])
 }
 
 /// Routes libmicrohttpd's panics (internal inconsistencies it cannot continue from) to `logger`, then

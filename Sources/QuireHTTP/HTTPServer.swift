@@ -25,6 +25,9 @@ public final class HTTPServer: Sendable {
     /// Set once shutting down: responses then carry `Connection: close`.
     private let isDrainingFlag = Atomic<Bool>(false)
     private let pending = Mutex(PendingRegistry())
+    /// libmicrohttpd's messages, each logged at most once a second (a flood past the connection limit
+    /// would otherwise log a line per connection).
+    let libraryMessages = Mutex<[String: FailureLog]>([:])
     /// Requests still arriving, cut when they take longer than `requestTimeoutSeconds`.
     let deadlines: RequestDeadlines
 
@@ -38,7 +41,7 @@ public final class HTTPServer: Sendable {
     /// The port the server listens on (the bound one when configured as 0), or `nil` before `start()`.
     public var port: Int? {
         lifecycle.withLock { state in
-            if case .running(_, let port) = state { return port }
+            if case .running(_, let acceptor) = state { return acceptor.port }
             return nil
         }
     }
@@ -61,6 +64,15 @@ public final class HTTPServer: Sendable {
         deadlines.cutCount
     }
 
+    /// Connections refused since start: over `connectionLimit` or `perIPConnectionLimit` (closed as
+    /// soon as accepted), or refused for want of memory.
+    public var refusedConnections: Int {
+        lifecycle.withLock { state in
+            guard case .running(_, let acceptor) = state else { return 0 }
+            return acceptor.refusedCount
+        }
+    }
+
     /// The number of requests being handled (received, not yet completely answered).
     public var inFlightCount: Int {
         requestsInFlight.load(ordering: .relaxed)
@@ -72,18 +84,19 @@ public final class HTTPServer: Sendable {
     public func start() throws(HTTPServerError) {
         try validate(configuration)
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
-        let started: (daemon: DaemonHandle, port: Int) = try lifecycle.withLock { state throws(HTTPServerError) in
+        let port = try lifecycle.withLock { state throws(HTTPServerError) in
             guard case .idle = state else { throw .alreadyStarted }
-            let daemon = try startDaemon(at: address)
-            let port = Int(quire_mhd_bound_port(daemon.pointer))
-            state = .running(daemon, port: port)
+            let acceptor = try ConnectionAcceptor(address: address, host: configuration.host, logger: logger)
+            let daemon = try startDaemon()
+            acceptor.start(handingTo: daemon)
+            state = .running(daemon, acceptor)
             deadlines.startWatching()
-            return (daemon, port)
+            return acceptor.port
         }
         logger.info(
             "listening",
             metadata: [
-                "host": "\(configuration.host)", "port": "\(started.port)", "threads": "\(configuration.threads)",
+                "host": "\(configuration.host)", "port": "\(port)", "threads": "\(configuration.threads)",
             ]
         )
     }
@@ -92,17 +105,16 @@ public final class HTTPServer: Sendable {
     /// shutdown response, lets requests in flight finish for up to `configuration.drainTimeoutSeconds`,
     /// then closes every connection. Safe to call more than once, and from any thread.
     public func shutdown() {
-        let daemon: DaemonHandle? = lifecycle.withLock { state in
-            guard case .running(let daemon, _) = state else { return nil }
+        let running: (DaemonHandle, ConnectionAcceptor)? = lifecycle.withLock { state in
+            guard case .running(let daemon, let acceptor) = state else { return nil }
             state = .draining
-            return daemon
+            return (daemon, acceptor)
         }
-        guard let daemon else { return }
+        guard let (daemon, acceptor) = running else { return }
         isDrainingFlag.store(true, ordering: .relaxed)
         logger.info("draining", metadata: ["in-flight": "\(inFlightCount)"])
 
-        let listenSocket = MHD_quiesce_daemon(daemon.pointer)
-        if listenSocket >= 0 { close(listenSocket) }
+        acceptor.stop()
         for response in pending.withLock({ $0.startDraining() }) {
             response.resumeForShutdown()
         }
@@ -144,31 +156,29 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    private func startDaemon(at address: SocketAddress) throws(HTTPServerError) -> DaemonHandle {
+    /// Starts libmicrohttpd without a listening socket of its own: ``ConnectionAcceptor`` hands it
+    /// the connections.
+    private func startDaemon() throws(HTTPServerError) -> DaemonHandle {
         let contexts = DaemonContexts(server: self)
-        let daemon = try address.withSockAddr { sockaddr throws(HTTPServerError) in
-            var settings = quire_mhd_settings()
-            settings.flags = quire_mhd_flags_default | (address.isIPv6 ? quire_mhd_flag_ipv6 : 0)
-            settings.address = sockaddr
-            settings.connection_timeout_seconds = UInt32(configuration.connectionTimeoutSeconds)
-            settings.connection_limit = UInt32(configuration.connectionLimit)
-            settings.per_ip_connection_limit = UInt32(configuration.perIPConnectionLimit)
-            settings.connection_memory_limit = configuration.connectionMemoryBytes
-            settings.thread_pool_size = UInt32(configuration.threads)
-            settings.access_handler = accessHandlerTrampoline
-            settings.access_context = contexts.server
-            settings.completed_handler = requestCompletedTrampoline
-            settings.completed_context = contexts.server
-            settings.request_started_handler = requestStartedTrampoline
-            settings.request_started_context = contexts.server
-            settings.logger = contexts.logger
-            errno = 0
-            guard let daemon = quire_mhd_start(&settings) else {
-                let error = errno
-                contexts.release()
-                throw HTTPServerError.cannotStart(host: configuration.host, port: configuration.port, errno: error)
-            }
-            return daemon
+        var settings = quire_mhd_settings()
+        settings.flags = quire_mhd_flags_default
+        settings.connection_timeout_seconds = UInt32(configuration.connectionTimeoutSeconds)
+        settings.connection_limit = UInt32(configuration.connectionLimit)
+        settings.per_ip_connection_limit = UInt32(configuration.perIPConnectionLimit)
+        settings.connection_memory_limit = configuration.connectionMemoryBytes
+        settings.thread_pool_size = UInt32(configuration.threads)
+        settings.access_handler = accessHandlerTrampoline
+        settings.access_context = contexts.server
+        settings.completed_handler = requestCompletedTrampoline
+        settings.completed_context = contexts.server
+        settings.request_started_handler = requestStartedTrampoline
+        settings.request_started_context = contexts.server
+        settings.logger = contexts.logger
+        errno = 0
+        guard let daemon = quire_mhd_start(&settings) else {
+            let error = errno
+            contexts.release()
+            throw HTTPServerError.cannotStart(host: configuration.host, port: configuration.port, errno: error)
         }
         return DaemonHandle(pointer: daemon, contexts: contexts)
     }
@@ -196,7 +206,7 @@ public final class HTTPServer: Sendable {
 extension HTTPServer {
     enum Lifecycle {
         case idle
-        case running(DaemonHandle, port: Int)
+        case running(DaemonHandle, ConnectionAcceptor)
         case draining
         case stopped
     }
@@ -245,9 +255,11 @@ struct DaemonContexts {
 
 /// A running daemon and the contexts it was given.
 ///
-/// `@unchecked Sendable` is safe: the daemon pointer is only used by `shutdown()`, which takes it out
-/// of the server's lifecycle under its lock exactly once, and libmicrohttpd documents
-/// `MHD_quiesce_daemon` and `MHD_stop_daemon` as callable from any thread other than its own.
+/// `@unchecked Sendable` is safe: the daemon pointer is used by the accepting thread
+/// (`MHD_add_connection`, which libmicrohttpd documents as callable from any thread when the daemon
+/// runs its own threads with an inter-thread channel, as ours does), and by `shutdown()`, which takes
+/// it out of the server's lifecycle under its lock exactly once and stops the accepting thread before
+/// `MHD_stop_daemon`.
 struct DaemonHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     let contexts: DaemonContexts

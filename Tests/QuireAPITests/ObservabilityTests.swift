@@ -45,6 +45,27 @@ struct ObservabilityTests {
         #expect(text.contains("quire_lists 1"))
         #expect(text.contains("quire_items 3"))
         #expect(text.contains("quire_long_polls_waiting 0"))
+        #expect(text.contains("quire_http_connections_open "))  // at least the scrape's own; others may be closing
+        #expect(text.contains("quire_http_connections_refused_total 0"))
+        #expect(text.contains("quire_http_requests_cut_total 0"))
+    }
+
+    @Test("/metrics counts connections refused past the per-IP limit")
+    func refusedConnections() throws {
+        let api = try APIFixture { $0.http.perIPConnectionLimit = 2 }
+        defer { api.stop() }
+        let held = try (0..<2).map { _ in try api.server.connect() }
+        for connection in held { #expect(try connection.request("GET", "/healthz").status == 200) }
+        let extra = try api.server.connect(timeoutSeconds: 2)
+        #expect((try? extra.request("GET", "/healthz")) == nil)
+        held[1].close()
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        var text = ""
+        repeat {
+            text = (try? held[0].request("GET", "/metrics").text) ?? ""
+        } while !text.contains("quire_http_connections_refused_total 1") && clock.now < deadline
+        #expect(text.contains("quire_http_connections_refused_total 1"))
     }
 
     @Test("one access-log line per request: method, route template, status, duration, bytes, request id")
