@@ -173,7 +173,7 @@ extension HTTPServer {
             if !register(deferred) {
                 deferred.resumeForShutdown()
             }
-            if let response = deferred.attach(to: ConnectionHandle(pointer: connection)) {
+            if let response = deferred.attach(to: ConnectionHandle(pointer: connection, resumes: resumes)) {
                 return queue(response, on: connection, context: context)
             }
             return .YES

@@ -25,6 +25,8 @@ public final class HTTPServer: Sendable {
     /// Set once shutting down: responses then carry `Connection: close`.
     private let isDrainingFlag = Atomic<Bool>(false)
     private let pending = Mutex(PendingRegistry())
+    /// Resumes of deferred responses under way, waited for before the daemon stops.
+    let resumes = ResumeTracker()
     /// libmicrohttpd's messages, each logged at most once a second (a flood past the connection limit
     /// would otherwise log a line per connection).
     let libraryMessages = Mutex<[String: FailureLog]>([:])
@@ -134,6 +136,9 @@ public final class HTTPServer: Sendable {
         }
         let unfinished = inFlightCount
         deadlines.stopWatching()
+        // Every pending response is resolved by now (new ones are answered at once); a resume decided
+        // on another thread may not have reached libmicrohttpd yet (microseconds; bounded anyway).
+        resumes.waitUntilIdle(limit: .seconds(1))
         MHD_stop_daemon(daemon.pointer)
         daemon.releaseContexts()
         lifecycle.withLock { $0 = .stopped }

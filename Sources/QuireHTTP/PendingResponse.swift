@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Glibc
 import Synchronization
 
 /// A response that a handler gives later, from any thread: the request's connection is suspended in
@@ -30,12 +31,20 @@ public final class PendingResponse: Sendable {
     ///   or the request is over.
     @discardableResult
     public func resume(with response: Response) -> Bool {
-        switch machine.withLock({ $0.resolve(with: response) }) {
+        let action = machine.withLock { machine in
+            let action = machine.resolve(with: response)
+            // Counted under the lock that decided it, so that shutdown, which waits for the count to
+            // drop to zero before stopping the daemon, cannot miss a resume about to happen.
+            if case .resumeConnection(let connection) = action { connection.resumes?.begin() }
+            return action
+        }
+        switch action {
         case .accepted:
             notify(response)
             return true
         case .resumeConnection(let connection):
             MHD_resume_connection(connection.pointer)
+            connection.resumes?.end()
             notify(response)
             return true
         case .rejected:
@@ -119,7 +128,37 @@ public final class PendingResponse: Sendable {
 /// `@unchecked Sendable` is safe because the pointer is only passed to `MHD_suspend_connection` (on the
 /// connection's own thread) and `MHD_resume_connection` (documented as callable from any thread), and
 /// only while ``DeferredStateMachine`` says the connection is suspended, which the state machine makes
-/// happen at most once per request and never after the request ended.
+/// happen at most once per request and never after the request ended; and because shutdown waits for
+/// every resume under way (`resumes`) before `MHD_stop_daemon` frees the connection.
 struct ConnectionHandle: @unchecked Sendable, Equatable {
     let pointer: OpaquePointer
+    /// The server's count of `MHD_resume_connection` calls under way.
+    var resumes: ResumeTracker? = nil
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.pointer == rhs.pointer
+    }
+}
+
+/// The `MHD_resume_connection` calls under way on other threads than libmicrohttpd's. Shutdown waits
+/// for none to be left before `MHD_stop_daemon`: a connection still suspended then (its resume decided
+/// but not yet called) makes libmicrohttpd panic, and a resume called after it would touch freed memory.
+final class ResumeTracker: Sendable {
+    private let underWay = Atomic<Int>(0)
+
+    func begin() {
+        underWay.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    func end() {
+        underWay.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Waits (spinning briefly) until no resume is under way, for at most `limit`.
+    func waitUntilIdle(limit: Duration) {
+        let deadline = ContinuousClock.now + limit
+        while underWay.load(ordering: .sequentiallyConsistent) > 0 && ContinuousClock.now < deadline {
+            usleep(50)
+        }
+    }
 }

@@ -274,6 +274,35 @@ struct HTTPServerTests {
         #expect(responses.withLock { $0.allSatisfy { $0.text == "bye" } })
     }
 
+    @Test("shutdown with no drain time while other threads resume deferred responses: no crash, no hang")
+    func shutdownRacingResumes() throws {
+        for round in 0..<20 {
+            let waiting = Mutex<[PendingResponse]>([])
+            let responder = ClosureResponder { _ in
+                let pending = PendingResponse { Response(status: 503, text: "bye") }
+                waiting.withLock { $0.append(pending) }
+                return .deferred(pending)
+            }
+            let server = try TestServer(responder: responder) { $0.drainTimeoutSeconds = 0 }
+            let statuses = Mutex<[Int]>([])
+            DetachedThread.start {
+                while server.server.inFlightCount < 8 { sleep(milliseconds: 1) }
+                // Resumers and the shutdown start together: some resumes are decided while it stops.
+                for pending in waiting.withLock({ $0 }) {
+                    DetachedThread.start { pending.resume(with: Response(status: 200, text: "ok")) }
+                }
+                server.stop()
+            }
+            try concurrently(8) { _ in
+                // With no drain time a response may still be unsent when the connections are closed.
+                let status = (try? server.connect().request("GET", "/wait"))?.status ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+            #expect(statuses.withLock { $0.allSatisfy { [0, 200, 503].contains($0) } }, "round \(round)")
+            #expect(server.server.port == nil, "round \(round): stopped")
+        }
+    }
+
     @Test("a second start fails, and a taken port is a clear error")
     func startErrors() throws {
         let server = try TestServer(responder: Responders.echo)
