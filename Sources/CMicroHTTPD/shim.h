@@ -44,6 +44,9 @@ struct quire_mhd_settings {
     /** Called when a request line has arrived, before its headers; returns the request's context. */
     void *(*request_started_handler)(void *cls, const char *uri, struct MHD_Connection *connection);
     void *request_started_context;
+    /** Told when a connection starts and when it closes. */
+    MHD_NotifyConnectionCallback connection_handler;
+    void *connection_context;
     struct quire_mhd_logger *logger;
 };
 
@@ -57,6 +60,7 @@ static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) settings->completed_handler, settings->completed_context },
         { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) settings->request_started_handler,
           settings->request_started_context },
+        { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) settings->connection_handler, settings->connection_context },
         { settings->thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
           (intptr_t) settings->thread_pool_size, NULL },
         { MHD_OPTION_END, 0, NULL },

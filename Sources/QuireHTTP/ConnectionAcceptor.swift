@@ -13,8 +13,9 @@ import Synchronization
 /// process aborts. Owning the socket makes stopping a plain matter of this thread: it is woken, it
 /// returns, then the socket is closed; libmicrohttpd never touches a listening socket.
 ///
-/// Past the connection limit (or the per-IP limit) libmicrohttpd closes the connection it is handed at
-/// once, so a client over the limit learns it right away instead of waiting in the kernel's queue.
+/// Past the connection limit (counted here, across all of libmicrohttpd's threads) or the per-IP limit
+/// (libmicrohttpd's), a connection is closed at once, so a client over a limit learns it right away
+/// instead of waiting in the kernel's queue.
 final class ConnectionAcceptor: Sendable {
     /// The port the socket is bound to (the kernel's pick when asked for 0).
     let port: Int
@@ -27,11 +28,17 @@ final class ConnectionAcceptor: Sendable {
     private let state = Mutex(LifecycleState.bound)
     private let failures = Mutex(FailureLog())
     private let refused = Atomic<Int>(0)
+    private let limit: Int
+    /// The server's count of open connections: raised here for each one handed over, lowered by
+    /// libmicrohttpd's close notification.
+    private let open: OpenConnections
 
     private enum LifecycleState { case bound, accepting, stopped }
 
     /// Binds and listens on `address` (non-blocking, `SO_REUSEADDR`, IPv6 only for an IPv6 address).
-    init(address: SocketAddress, host: String, logger: Logger) throws(HTTPServerError) {
+    init(address: SocketAddress, host: String, limit: Int, open: OpenConnections, logger: Logger)
+        throws(HTTPServerError)
+    {
         let requestedPort = address.port
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue), 0)
@@ -56,6 +63,8 @@ final class ConnectionAcceptor: Sendable {
         }
         pipeEnds.forEach(Self.setNonBlockingAndCloseOnExec)
         listenSocket = socket
+        self.limit = limit
+        self.open = open
         wakeupReader = pipeEnds[0]
         wakeupWriter = pipeEnds[1]
         self.logger = logger
@@ -146,15 +155,23 @@ final class ConnectionAcceptor: Sendable {
                     return
                 }
             }
+            guard open.admit(limit: limit) else {
+                Glibc.close(client)
+                refused.add(1, ordering: .relaxed)
+                continue
+            }
             // libmicrohttpd makes the socket non-blocking, owns it from here, and closes it itself when it
-            // refuses it (over the connection or per-IP limit), which it logs.
+            // refuses it (over the per-IP limit, or out of memory), which it logs.
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             let added = withUnsafePointer(to: &storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                     MHD_add_connection(daemon.pointer, client, address, length)
                 }
             }
-            if added != .YES { refused.add(1, ordering: .relaxed) }
+            if added != .YES {
+                open.closed()  // refused without a connection, so without a close notification
+                refused.add(1, ordering: .relaxed)
+            }
         }
     }
 
@@ -198,6 +215,26 @@ final class ConnectionAcceptor: Sendable {
         default:
             return nil
         }
+    }
+}
+
+/// The connections handed to libmicrohttpd and not closed yet, across all its threads.
+final class OpenConnections: Sendable {
+    private let count = Atomic<Int>(0)
+
+    var current: Int { count.load(ordering: .relaxed) }
+
+    /// Counts one more connection when fewer than `limit` are open; `false` (nothing counted) otherwise.
+    /// Only the accepting thread admits, so the check and the increment need no loop.
+    func admit(limit: Int) -> Bool {
+        guard count.load(ordering: .relaxed) < limit else { return false }
+        count.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// One connection fewer (closed, or refused by libmicrohttpd after it was admitted).
+    func closed() {
+        count.subtract(1, ordering: .relaxed)
     }
 }
 

@@ -71,6 +71,17 @@ func requestCompletedTrampoline(
     server.requestFinished()
 }
 
+/// libmicrohttpd's connection notifications: a closed connection leaves the server's count.
+func connectionNotifyTrampoline(
+    cls: UnsafeMutableRawPointer?,
+    connection: OpaquePointer?,
+    socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    code: MHD_ConnectionNotificationCode
+) {
+    guard let cls, code == .CONNECTION_NOTIFY_CLOSED else { return }
+    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().openConnections.closed()
+}
+
 func libmicrohttpdLogTrampoline(context: UnsafeMutableRawPointer?, message: UnsafePointer<CChar>?) {
     guard let context, let message else { return }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()

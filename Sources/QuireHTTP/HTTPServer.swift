@@ -27,6 +27,10 @@ public final class HTTPServer: Sendable {
     private let pending = Mutex(PendingRegistry())
     /// Resumes of deferred responses under way, waited for before the daemon stops.
     let resumes = ResumeTracker()
+    /// Connections handed to libmicrohttpd and not closed yet: the accepting thread keeps this under
+    /// `connectionLimit` (libmicrohttpd's own limit is split between its worker threads, and its count
+    /// lags the connections handed to it, so it would refuse some below the limit).
+    let openConnections = OpenConnections()
     /// libmicrohttpd's messages, each logged at most once a second (a flood past the connection limit
     /// would otherwise log a line per connection).
     let libraryMessages = Mutex<[String: FailureLog]>([:])
@@ -88,7 +92,9 @@ public final class HTTPServer: Sendable {
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
         let port = try lifecycle.withLock { state throws(HTTPServerError) in
             guard case .idle = state else { throw .alreadyStarted }
-            let acceptor = try ConnectionAcceptor(address: address, host: configuration.host, logger: logger)
+            let acceptor = try ConnectionAcceptor(
+                address: address, host: configuration.host, limit: configuration.connectionLimit,
+                open: openConnections, logger: logger)
             let daemon = try startDaemon()
             acceptor.start(handingTo: daemon)
             state = .running(daemon, acceptor)
@@ -168,7 +174,9 @@ public final class HTTPServer: Sendable {
         var settings = quire_mhd_settings()
         settings.flags = quire_mhd_flags_default
         settings.connection_timeout_seconds = UInt32(configuration.connectionTimeoutSeconds)
-        settings.connection_limit = UInt32(configuration.connectionLimit)
+        // The accepting thread enforces the limit across all threads; libmicrohttpd's, split between
+        // them, is set so that one thread could hold every connection.
+        settings.connection_limit = UInt32(clamping: configuration.connectionLimit * configuration.threads)
         settings.per_ip_connection_limit = UInt32(configuration.perIPConnectionLimit)
         settings.connection_memory_limit = configuration.connectionMemoryBytes
         settings.thread_pool_size = UInt32(configuration.threads)
@@ -178,6 +186,8 @@ public final class HTTPServer: Sendable {
         settings.completed_context = contexts.server
         settings.request_started_handler = requestStartedTrampoline
         settings.request_started_context = contexts.server
+        settings.connection_handler = connectionNotifyTrampoline
+        settings.connection_context = contexts.server
         settings.logger = contexts.logger
         errno = 0
         guard let daemon = quire_mhd_start(&settings) else {

@@ -15,10 +15,10 @@ struct LimitsTests {
 
     @Test("connections beyond the limit get no service while the others keep being answered")
     func connectionLimit() throws {
-        // One worker thread: libmicrohttpd splits the connection limit between its worker threads.
+        // Two worker threads: the limit holds across them (libmicrohttpd's own is split between them).
         let server = try TestServer(responder: Responders.echo) {
             $0.connectionLimit = 4
-            $0.threads = 1
+            $0.threads = 2
         }
         defer { server.stop() }
         let held = try (0..<4).map { _ in try server.connect(timeoutSeconds: 2) }
@@ -35,6 +35,25 @@ struct LimitsTests {
         held[0].close()
         sleep(milliseconds: 200)
         #expect(try server.connect(timeoutSeconds: 2).request("GET", "/again").status == 200)
+    }
+
+    @Test("exactly the limit is served, whatever thread each connection lands on; the next is refused")
+    func limitIsGlobal() throws {
+        for round in 0..<20 {
+            let server = try TestServer(responder: Responders.echo) {
+                $0.connectionLimit = 4
+                $0.threads = 2
+            }
+            let held = try (0..<4).map { _ in try server.connect(timeoutSeconds: 5) }
+            for connection in held {
+                #expect((try? connection.request("GET", "/ok"))?.status == 200, "round \(round)")
+            }
+            let extra = try server.connect(timeoutSeconds: 5)
+            #expect(Self.isCut(extra), "round \(round)")
+            #expect(server.server.refusedConnections == 1, "round \(round)")
+            held.forEach { $0.close() }
+            server.stop()
+        }
     }
 
     @Test("connections beyond the per-IP limit are refused")
