@@ -112,12 +112,15 @@ final class ServiceMetrics: RequestObserver {
         waiting.record(context.longPolls.count)
         let server = server.withLock { $0.server }
         connections.record(server?.connectionCount ?? 0)
-        let now = ScrapeState(
-            evicted: context.sessions.evictionCount, expired: context.sessions.expirationCount,
-            refused: server?.refusedConnections ?? 0, cut: server?.lateRequestsCut ?? 0)
-        let before = scrapeState.withLock { state in
-            defer { state = now }
-            return state
+        // Read and stored under one lock: two scrapes at once must not count the same increase twice.
+        let (before, now) = scrapeState.withLock { state in
+            let before = state
+            state = ScrapeState(
+                evicted: max(state.evicted, context.sessions.evictionCount),
+                expired: max(state.expired, context.sessions.expirationCount),
+                refused: max(state.refused, server?.refusedConnections ?? 0),
+                cut: max(state.cut, server?.lateRequestsCut ?? 0))
+            return (before, state)
         }
         for (counter, delta) in [
             (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),

@@ -144,7 +144,7 @@ public final class HTTPServer: Sendable {
         deadlines.stopWatching()
         // Every pending response is resolved by now (new ones are answered at once); a resume decided
         // on another thread may not have reached libmicrohttpd yet (microseconds; bounded anyway).
-        resumes.waitUntilIdle(limit: .seconds(1))
+        resumes.waitUntilIdle(logger: logger)
         MHD_stop_daemon(daemon.pointer)
         daemon.releaseContexts()
         lifecycle.withLock { $0 = .stopped }
@@ -175,8 +175,12 @@ public final class HTTPServer: Sendable {
         settings.flags = quire_mhd_flags_default
         settings.connection_timeout_seconds = UInt32(configuration.connectionTimeoutSeconds)
         // The accepting thread enforces the limit across all threads; libmicrohttpd's, split between
-        // them, is set so that one thread could hold every connection.
-        settings.connection_limit = UInt32(clamping: configuration.connectionLimit * configuration.threads)
+        // them, is set so that one thread could hold every connection. This is load-bearing: in 0.9.75 a
+        // connection handed over by MHD_add_connection that fails the worker's own limit check under
+        // its lock returns without unlocking (daemon.c:2784-2797), and that worker deadlocks. Each
+        // thread's limit must stay at least the accepting thread's cap, so that check never fails.
+        let (product, overflow) = configuration.connectionLimit.multipliedReportingOverflow(by: configuration.threads)
+        settings.connection_limit = overflow ? UInt32.max : UInt32(clamping: product)
         settings.per_ip_connection_limit = UInt32(configuration.perIPConnectionLimit)
         settings.connection_memory_limit = configuration.connectionMemoryBytes
         settings.thread_pool_size = UInt32(configuration.threads)

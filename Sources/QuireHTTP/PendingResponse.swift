@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Glibc
+import Logging
 import Synchronization
 
 /// A response that a handler gives later, from any thread: the request's connection is suspended in
@@ -154,10 +155,17 @@ final class ResumeTracker: Sendable {
         underWay.subtract(1, ordering: .sequentiallyConsistent)
     }
 
-    /// Waits (spinning briefly) until no resume is under way, for at most `limit`.
-    func waitUntilIdle(limit: Duration) {
-        let deadline = ContinuousClock.now + limit
-        while underWay.load(ordering: .sequentiallyConsistent) > 0 && ContinuousClock.now < deadline {
+    /// Waits until no resume is under way. A resume takes microseconds and never blocks for long, so
+    /// this waits as long as it takes (stopping before it would crash the process); past a second, it
+    /// says so once.
+    func waitUntilIdle(logger: Logger) {
+        let start = ContinuousClock.now
+        var warned = false
+        while underWay.load(ordering: .sequentiallyConsistent) > 0 {
+            if !warned && ContinuousClock.now - start > .seconds(1) {
+                logger.warning("shutdown waits for deferred responses being resumed on other threads")
+                warned = true
+            }
             usleep(50)
         }
     }

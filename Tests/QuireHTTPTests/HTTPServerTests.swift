@@ -286,7 +286,8 @@ struct HTTPServerTests {
             let server = try TestServer(responder: responder) { $0.drainTimeoutSeconds = 0 }
             let statuses = Mutex<[Int]>([])
             DetachedThread.start {
-                while server.server.inFlightCount < 8 { sleep(milliseconds: 1) }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while server.server.inFlightCount < 8 && ContinuousClock.now < deadline { sleep(milliseconds: 1) }
                 // Resumers and the shutdown start together: some resumes are decided while it stops.
                 for pending in waiting.withLock({ $0 }) {
                     DetachedThread.start { pending.resume(with: Response(status: 200, text: "ok")) }
