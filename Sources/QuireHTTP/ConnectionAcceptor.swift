@@ -202,20 +202,7 @@ final class ConnectionAcceptor: Sendable {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
         }
         guard named == 0 else { return nil }
-        switch Int32(storage.ss_family) {
-        case AF_INET:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
-            }
-        case AF_INET6:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                    Int(UInt16(bigEndian: $0.pointee.sin6_port))
-                }
-            }
-        default:
-            return nil
-        }
+        return SocketAddress(storage)?.port
     }
 }
 
@@ -225,8 +212,6 @@ final class ConnectionAcceptor: Sendable {
 /// of memory (its pool cannot be allocated) gets no close notification, so it stays counted.
 final class OpenConnections: Sendable {
     private let count = Atomic<Int>(0)
-
-    var current: Int { count.load(ordering: .relaxed) }
 
     /// Counts one more connection when fewer than `limit` are open; `false` (nothing counted) otherwise.
     /// Only the accepting thread admits, so the check and the increment need no loop.

@@ -29,6 +29,19 @@ enum SocketAddress {
         throw .invalidHost(host)
     }
 
+    /// The address in `storage` (as `getsockname` fills it), or `nil` for a family other than IPv4/IPv6.
+    init?(_ storage: sockaddr_storage) {
+        var storage = storage
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            self = .v4(withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) })
+        case AF_INET6:
+            self = .v6(withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) })
+        default:
+            return nil
+        }
+    }
+
     var isIPv6: Bool {
         if case .v6 = self { return true }
         return false

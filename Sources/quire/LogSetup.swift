@@ -93,7 +93,7 @@ struct LineLogHandler: LogHandler {
             Self.appendJSONString(label, to: &line)
             line += #","message":"#.utf8
             Self.appendJSONString(event.message.description, to: &line)
-            for (key, value) in sorted where !["time", "level", "label", "message"].contains(key) {
+            for (key, value) in sorted where !Self.jsonFixedKeys.contains(key) {
                 line.append(UInt8(ascii: ","))
                 Self.appendJSONString(key, to: &line)
                 line.append(UInt8(ascii: ":"))
@@ -104,6 +104,10 @@ struct LineLogHandler: LogHandler {
         line.append(UInt8(ascii: "\n"))
         return line
     }
+
+    /// The members every JSON line starts with; metadata of the same names is left out.
+    static let jsonFixedKeys: Set<String> = ["time", "level", "label", "message"]
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped.
     static func appendJSONString(_ text: String, to line: inout [UInt8]) {
@@ -122,10 +126,9 @@ struct LineLogHandler: LogHandler {
             case UInt8(ascii: "\r"): line += #"\r"#.utf8
             case UInt8(ascii: "\t"): line += #"\t"#.utf8
             case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
                 line += #"\u00"#.utf8
-                line.append(hex[Int(byte >> 4)])
-                line.append(hex[Int(byte & 0xF)])
+                line.append(hexDigits[Int(byte >> 4)])
+                line.append(hexDigits[Int(byte & 0xF)])
             default: line.append(byte)
             }
         }
