@@ -250,7 +250,7 @@ struct SessionAnswerTests {
             Issue.record("expected the unchanged fast path")
             return
         }
-        let computed = SessionAnswer(from: 1, content: .changes(window.changes(to: window)), session: session)
+        let computed = SessionAnswer(from: 1, content: .changes(.full(window.changes(to: window))), session: session)
         #expect(ResponseBodies.answer(unchanged) == ResponseBodies.answer(computed))
     }
 }

@@ -59,13 +59,23 @@ extension WindowChanges {
         out.append(UInt8(ascii: "]"))
     }
 
-    /// 3. Sections into their new order: inserts and moves, each placed right after its predecessor in the
-    /// new order (which is already in place), so the sections that stay never move.
+    /// 3. Sections into their new order: inserts and moves.
     private func writeSectionPlacement(first: inout Bool, into out: inout [UInt8]) {
+        Self.writeSectionPlacement(
+            oldToNew: oldToNew, newToOld: newToOld, stays: { sectionStays[$0] }, first: &first, into: &out,
+            section: { new.sections[$0].write(into: &$1) }, quotedID: { new.sections[$0].node.quotedID })
+    }
+
+    /// 3. Sections into their new order: inserts and moves, each placed right after its predecessor in the
+    /// new order (which is already in place), so the sections that stay never move. Shared by both diffs.
+    static func writeSectionPlacement(
+        oldToNew: [Int], newToOld: [Int], stays: (Int) -> Bool, first: inout Bool, into out: inout [UInt8],
+        section writeSection: (Int, inout [UInt8]) -> Void, quotedID: (Int) -> [UInt8]
+    ) {
         var current = oldToNew.filter { $0 >= 0 }
-        for target in new.sections.indices {
+        for target in newToOld.indices {
             let isInserted = newToOld[target] < 0
-            if !isInserted, sectionStays[target] { continue }
+            if !isInserted, stays(target) { continue }
             var from = -1
             if !isInserted {
                 from = current.firstIndex(of: target)!
@@ -73,19 +83,19 @@ extension WindowChanges {
             }
             let to = target == 0 ? 0 : current.firstIndex(of: target - 1)! + 1
             current.insert(target, at: to)
-            separator(&first, &out)
+            if first { first = false } else { out.append(UInt8(ascii: ",")) }
             if isInserted {
                 out.appendLiteral("{\"op\":\"insertSection\",\"index\":")
                 JSONWriter.writeInteger(to, into: &out)
                 out.appendLiteral(",\"section\":")
-                new.sections[target].write(into: &out)
+                writeSection(target, &out)
             } else {
                 out.appendLiteral("{\"op\":\"moveSection\",\"from\":")
                 JSONWriter.writeInteger(from, into: &out)
                 out.appendLiteral(",\"to\":")
                 JSONWriter.writeInteger(to, into: &out)
                 out.appendLiteral(",\"id\":")
-                out.append(contentsOf: new.sections[target].node.quotedID)
+                out.append(contentsOf: quotedID(target))
             }
             out.append(UInt8(ascii: "}"))
         }

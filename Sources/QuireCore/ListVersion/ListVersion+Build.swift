@@ -25,6 +25,7 @@ extension ListVersion {
     ) throws(ListValidationError) {
         self = try ListVersion.empty(limits: limits, interner: interner).replacing(with: document)
         self.version = version
+        self.changeLog = ChangeLog(base: version)
     }
 
     /// The next version, with the whole content replaced by `document` (a `PUT`).

@@ -8,12 +8,14 @@ extension ListVersion {
             let label = sectionIndex.value(for: key)!
             sections.insert(sections.value(for: label)!.replacingItems(tree), for: label)
         case .item(let key):
+            touch(key)
             replaceNode(item(key: key)!.replacingChildren(tree))
         }
     }
 
     /// Stores `node` where the item with its key lives.
     mutating func replaceNode(_ node: ItemNode) {
+        touch(node.key)
         let location = itemIndex.value(for: node.key)!
         let container = location.containerKind
         var tree = children(of: container)!
@@ -31,11 +33,13 @@ extension ListVersion {
         setChildren(tree, of: location.containerKind)
     }
 
-    /// Removes `node` and its descendants from the item index.
-    mutating func unindex(_ node: ItemNode) {
+    /// Removes `node` and its descendants from the item index, recording them as changed unless their
+    /// whole section goes (a removed section is diffed as a whole).
+    mutating func unindex(_ node: ItemNode, recording: Bool = true) {
         itemIndex.remove(node.key)
+        if recording { touch(node.key) }
         node.children.forEach { _, child in
-            unindex(child)
+            unindex(child, recording: recording)
             return true
         }
     }
@@ -116,7 +120,10 @@ extension ListVersion {
             tree.insert(node, for: label)
             return true
         }
-        for (key, location) in locations { itemIndex.insert(location, for: key) }
+        for (key, location) in locations {
+            itemIndex.insert(location, for: key)
+            touch(key)
+        }
         setChildren(tree, of: container)
     }
 
@@ -136,7 +143,10 @@ extension ListVersion {
         var cursor = 0
         let children = Self.buildItems(
             childDrafts, keys: keys, cursor: &cursor, container: key, isChild: true, locations: &locations)
-        for (childKey, location) in locations { itemIndex.insert(location, for: childKey) }
+        for (childKey, location) in locations {
+            itemIndex.insert(location, for: childKey)
+            touch(childKey)
+        }
         replaceNode(ItemNode(key: key, draft: draft, children: children))
     }
 
@@ -159,6 +169,7 @@ extension ListVersion {
         guard childDepth(of: container) + node.height <= limits.maxDepth else {
             throw ListValidationError(.tooDeep, path: "id", reason: "children deeper than \(limits.maxDepth) levels")
         }
+        touchSubtree(node)
         let old = itemIndex.value(for: key)!
         var source = children(of: old.containerKind)!
         source.remove(old.label)

@@ -15,6 +15,7 @@ extension ListVersion {
     /// - Complexity: O(*k* log *n*) for ops touching *k* items in a list of *n*.
     public func applying(_ ops: [ListOp]) throws(OpError) -> ListVersion {
         var next = self
+        next.pendingDelta = VersionDelta()
         for (index, op) in ops.enumerated() {
             do throws(ListValidationError) {
                 try next.apply(op)
@@ -23,6 +24,8 @@ extension ListVersion {
             }
         }
         next.version = nextVersion
+        next.changeLog = changeLog.appending(next.pendingDelta, version: nextVersion)
+        next.pendingDelta = VersionDelta()
         next.checkInvariants()
         return next
     }
@@ -52,6 +55,7 @@ extension ListVersion {
         case .updateSection(let id, let header, let footer):
             let key = try existingSection(id, path: "id")
             let section = self.section(key: key)!
+            pendingDelta.updatedSections.append(key)
             var newHeader = section.header
             var newFooter = section.footer
             if case .set(let bytes) = header { newHeader = bytes }

@@ -4,11 +4,12 @@ extension ListVersion {
         let label = sectionIndex.value(for: key)!
         let section = sections.value(for: label)!
         section.items.forEach { _, item in
-            unindex(item)
+            unindex(item, recording: false)
             return true
         }
         sections.remove(label)
         sectionIndex.remove(key)
+        pendingDelta.replacedSections.append(key)
     }
 
     /// The label of the section `id`, if it exists.
@@ -47,6 +48,7 @@ extension ListVersion {
                     key: sectionKeys[index], id: draft.id, header: draft.header, footer: draft.footer, items: items),
                 for: labels[index])
             sectionIndex.insert(labels[index], for: sectionKeys[index])
+            pendingDelta.replacedSections.append(sectionKeys[index])
         }
         for (key, location) in locations { itemIndex.insert(location, for: key) }
     }
@@ -78,6 +80,7 @@ extension ListVersion {
         if case .before(let other) = anchor, label(ofSection: other) == nil {
             throw ListValidationError(.unknownID, path: "before", reason: "no section with id \"\(other)\"")
         }
+        pendingDelta.reordersSections = true
         let old = sectionIndex.value(for: key)!
         let section = sections.remove(old)!
         let label = try labels(in: sections, anchor: anchor, count: 1) { self.label(ofSection: $0) }[0]

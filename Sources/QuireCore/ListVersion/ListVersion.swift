@@ -17,6 +17,10 @@ public struct ListVersion: Sendable {
     var sections: PersistentTree<OrderLabel, SectionNode>
     var sectionIndex: PersistentTree<Int32, OrderLabel>
     var itemIndex: PersistentTree<Int32, ItemLocation>
+    /// What the recent versions of this lineage changed, for answers that cost what changed.
+    var changeLog: ChangeLog
+    /// What the write under way has changed so far (empty between writes).
+    var pendingDelta = VersionDelta()
 
     init(
         version: UInt64, limits: ListLimits, interner: IdInterner, sections: PersistentTree<OrderLabel, SectionNode>,
@@ -28,6 +32,7 @@ public struct ListVersion: Sendable {
         self.sections = sections
         self.sectionIndex = sectionIndex
         self.itemIndex = itemIndex
+        self.changeLog = ChangeLog(base: version)
         checkInvariants()
     }
 

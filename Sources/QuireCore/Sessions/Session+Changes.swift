@@ -17,7 +17,7 @@ public struct SessionAnswer: Sendable {
     /// What the client applies.
     public enum Content: Sendable {
         /// The changes from the client's window to the new one.
-        case changes(WindowChanges)
+        case changes(SessionChanges)
         /// The whole new window, for `reloadData`.
         case reset(Window)
         /// Nothing changed: the window is still this one.
@@ -29,6 +29,8 @@ public struct SessionAnswer: Sendable {
     public let content: Content
     /// The session with its windows moved on.
     public let session: Session
+    /// Whether the change log answered (rather than the full window diff): for tests and metrics.
+    public var isIncremental = false
 
     /// The window the client holds after applying the answer.
     public var window: SessionWindow { session.current }
@@ -67,14 +69,20 @@ extension Session {
     ///
     /// The client's window is the current one when `since` is its version, else the previous one
     /// (a retry after a lost answer; when both have that version, the current one is taken). The new
-    /// window follows API.md §4; when the changes are larger than `resetShare` of it, the answer is a
-    /// reset.
+    /// window follows API.md §4 and the session's bound (§4b); when the changes are larger than
+    /// `resetShare` of it, the answer is a reset.
     ///
+    /// The changes are computed from what the versions in between changed
+    /// (``ListVersion/sparseTransition(from:extend:bound:)``), at a cost that follows the change and not
+    /// the window; where that does not apply (see there), from the two windows' items.
+    ///
+    /// - Parameter incremental: `false` computes from the windows' items always (the tests' oracle).
     /// - Throws: ``SessionError/sinceMismatch(current:)``.
-    /// - Complexity: O(*k* log *n*) for windows of *k* items in a list of *n*.
-    public func answer(since: UInt64, latest: ListVersion, change: SessionChange, resetShare: Double)
-        throws(SessionError) -> SessionAnswer
-    {
+    /// - Complexity: O(*c* log *n* + *w*) for *c* changed items and *w* items written, usually; O(*k* log *n*)
+    ///   for windows of *k* items in a list of *n* on the full diff.
+    public func answer(
+        since: UInt64, latest: ListVersion, change: SessionChange, resetShare: Double, incremental: Bool = true
+    ) throws(SessionError) -> SessionAnswer {
         let base: SessionWindow
         if current.version.version == since {
             base = current
@@ -87,7 +95,6 @@ extension Session {
             // The list has not changed since the client's window: nothing to compute.
             return SessionAnswer(from: since, content: .unchanged(current), session: self)
         }
-        let old = base.window
         var expanded = base.expanded
         var extend = WindowExtension.none
         switch change {
@@ -97,20 +104,46 @@ extension Session {
         case .expand(let id): expanded.insert(id)
         case .collapse(let id): expanded.remove(id)
         }
-        let new = latest.window(following: old, expanded: expanded, extend: extend)
-        let changes = old.changes(to: new)
-        if base.version.version == latest.version && base.range == new.start..<new.end && base.expanded == expanded
+        let bound = bound.after(extend)
+        let changes: SessionChanges
+        let window: SessionWindow
+        var cut: Window?
+        var isIncremental = false
+        if incremental,
+            let sparse = latest.sparseTransition(from: base, expanded: expanded, extend: extend, bound: bound)
+        {
+            changes = .sparse(sparse.changes)
+            window = sparse.window
+            isIncremental = true
+        } else {
+            let old = base.window
+            let new = latest.window(following: old, expanded: expanded, extend: extend, bound: bound)
+            changes = .full(old.changes(to: new))
+            window = SessionWindow(new, of: latest)
+            cut = new
+        }
+        if base.version.version == latest.version && base.range == window.range && base.expanded == expanded
             && current.version.version == since
         {
             // Nothing moved: the session stays as it is (and keeps its previous window for a retry).
-            return SessionAnswer(from: since, content: .changes(changes), session: self)
+            var answer = SessionAnswer(from: since, content: .changes(changes), session: self)
+            answer.isIncremental = isIncremental
+            return answer
         }
         var next = self
         next.previous = base
-        next.current = SessionWindow(new, of: latest)
+        next.current = window
+        next.bound = bound
         next.revision &+= 1
-        let isReset = changes.exceeds(share: resetShare) && !changes.isEmpty
-        return SessionAnswer(from: since, content: isReset ? .reset(new) : .changes(changes), session: next)
+        var answer: SessionAnswer
+        if changes.exceeds(share: resetShare) && !changes.isEmpty {
+            let new = cut ?? latest.window(range: window.range, expanded: expanded)
+            answer = SessionAnswer(from: since, content: .reset(new), session: next)
+        } else {
+            answer = SessionAnswer(from: since, content: .changes(changes), session: next)
+        }
+        answer.isIncremental = isIncremental
+        return answer
     }
 
     /// Starts over at the first page of `latest` (pull-to-refresh): the answer is a reset.
@@ -124,5 +157,57 @@ extension Session {
         next.current = SessionWindow(window, of: latest)
         next.revision &+= 1
         return SessionAnswer(from: current.version.version, content: .reset(window), session: next)
+    }
+}
+
+/// The changes of a session answer: from the full window diff, or from the change log.
+public enum SessionChanges: Sendable {
+    case full(WindowChanges)
+    case sparse(SparseChanges)
+
+    /// Whether nothing changed.
+    public var isEmpty: Bool {
+        switch self {
+        case .full(let changes): changes.isEmpty
+        case .sparse(let changes): changes.isEmpty
+        }
+    }
+
+    /// Operations in the change (see ``WindowChanges/operationCount``).
+    public var operationCount: Int {
+        switch self {
+        case .full(let changes): changes.operationCount
+        case .sparse(let changes): changes.operationCount
+        }
+    }
+
+    /// Whether the change is larger than `share` of the new window (see ``WindowChanges/exceeds(share:)``).
+    public func exceeds(share: Double) -> Bool {
+        switch self {
+        case .full(let changes): changes.exceeds(share: share)
+        case .sparse(let changes): changes.exceeds(share: share)
+        }
+    }
+
+    /// Appends the `batch` object of API.md §5.
+    public func encodeBatch(into out: inout [UInt8]) {
+        switch self {
+        case .full(let changes): changes.encodeBatch(into: &out)
+        case .sparse(let changes): changes.encodeBatch(into: &out)
+        }
+    }
+
+    /// Appends the `sequential` array of API.md §5.
+    public func encodeSequential(into out: inout [UInt8]) {
+        switch self {
+        case .full(let changes): changes.encodeSequential(into: &out)
+        case .sparse(let changes): changes.encodeSequential(into: &out)
+        }
+    }
+
+    /// Whether the incremental diff computed the changes.
+    public var isIncremental: Bool {
+        if case .sparse = self { return true }
+        return false
     }
 }

@@ -9,6 +9,8 @@ public struct Session: Sendable {
     public let format: ChangeFormat
     /// Items per page when extending without a `limit`.
     public var limit: Int
+    /// The bound on the window (API.md §4b) and the way the client last scrolled.
+    public var bound: WindowBound
     /// The window the client holds now.
     public var current: SessionWindow
     /// The window it held before the last answer, for a retry of that answer.
@@ -16,11 +18,14 @@ public struct Session: Sendable {
     /// Counts the session's changes, to detect a concurrent update.
     public internal(set) var revision: UInt64 = 0
 
-    public init(id: String, list: String, format: ChangeFormat, limit: Int, window: SessionWindow) {
+    public init(
+        id: String, list: String, format: ChangeFormat, limit: Int, window: SessionWindow, bound: WindowBound = .none
+    ) {
         self.id = id
         self.list = list
         self.format = format
         self.limit = limit
+        self.bound = bound
         self.current = window
     }
 
@@ -55,6 +60,15 @@ public struct SessionWindow: Sendable {
         expanded = window.expanded
         sectionCounts = window.sections.map(\.items.count)
         total = window.total
+    }
+
+    /// A window known by its parts (the incremental diff never cuts it).
+    init(version: ListVersion, range: Range<Int>, expanded: Set<String>, sectionCounts: [Int], total: Int) {
+        self.version = version
+        self.range = range
+        self.expanded = expanded
+        self.sectionCounts = sectionCounts
+        self.total = total
     }
 
     /// The window as the client holds it, with its items.

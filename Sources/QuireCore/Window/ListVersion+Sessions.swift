@@ -8,6 +8,71 @@ public enum WindowExtension: Sendable, Hashable {
     case previous(Int)
 }
 
+/// A bound on a session's window (API.md §4b): the client holds at most `keep` items (0: no bound). When
+/// an extend or the list's own inserts make the window larger, the end farthest from the direction of
+/// travel is trimmed: the start after `extend=next`, the end after `extend=prev`; after an update, the
+/// end away from the way the client last scrolled (the end, for a client that never scrolled).
+public struct WindowBound: Sendable, Hashable {
+    /// Items the client holds at most; 0 for no bound.
+    public var keep: Int
+    /// Whether the client last scrolled towards the list's end (`extend=next`).
+    public var travelsForward: Bool
+
+    public init(keep: Int = 0, travelsForward: Bool = false) {
+        self.keep = max(keep, 0)
+        self.travelsForward = travelsForward
+    }
+
+    /// No bound.
+    public static let none = WindowBound()
+
+    /// The bound after a request that extends the window as `extend` says.
+    public func after(_ extend: WindowExtension) -> WindowBound {
+        switch extend {
+        case .none: self
+        case .next: WindowBound(keep: keep, travelsForward: true)
+        case .previous: WindowBound(keep: keep, travelsForward: false)
+        }
+    }
+
+    /// The run of visible positions a window takes, given where its surviving items now are.
+    ///
+    /// - Parameters:
+    ///   - kept: the first kept survivor's position and the position just past the last one, or `nil`
+    ///     when nothing of the old window survives (it keeps its place and size then).
+    ///   - old: the old window's run.
+    ///   - total: visible items in the new version.
+    ///   - extend: growth asked for.
+    /// - Complexity: O(1).
+    func range(kept: (start: Int, end: Int)?, old: Range<Int>, total: Int, extend: WindowExtension) -> Range<Int> {
+        var start: Int
+        var end: Int
+        if let kept {
+            (start, end) = (kept.start, kept.end)
+        } else {
+            start = min(old.lowerBound, max(0, total - old.count))
+            end = min(total, start + old.count)
+        }
+        if old.lowerBound == 0 { start = 0 }
+        let cap = keep > 0 ? keep : Int.max
+        switch extend {
+        case .none: break
+        case .next(let count): end = min(total, end + min(ListVersion.clamp(count), cap))
+        case .previous(let count): start = max(0, start - min(ListVersion.clamp(count), cap))
+        }
+        if keep > 0, end - start > keep {
+            let trimsStart: Bool
+            switch extend {
+            case .next: trimsStart = true
+            case .previous: trimsStart = false
+            case .none: trimsStart = travelsForward
+            }
+            if trimsStart { start = end - keep } else { end = start + keep }
+        }
+        return start..<end
+    }
+}
+
 extension ListVersion {
     /// The window a session holds in this version, given the window `old` it held in an earlier one
     /// (API.md §4): a contiguous run whose ends are the old window's first and last items that still exist
@@ -19,8 +84,11 @@ extension ListVersion {
     ///   - old: the window the client holds.
     ///   - expanded: the session's expanded ids now (expand and collapse change them).
     ///   - extend: growth asked for with this request.
+    ///   - bound: the session's bound on its window, trimmed in the same answer.
     /// - Complexity: O(*k* (*e* + log *n*) + *s*) for an old window of *k* items.
-    public func window(following old: Window, expanded: Set<String>, extend: WindowExtension = .none) -> Window {
+    public func window(
+        following old: Window, expanded: Set<String>, extend: WindowExtension = .none, bound: WindowBound = .none
+    ) -> Window {
         let layout = VisibleLayout(version: self, expanded: expanded)
         var positions: [Int] = []
         positions.reserveCapacity(old.count)
@@ -29,25 +97,14 @@ extension ListVersion {
                 if let position = layout.position(of: item.key) { positions.append(position) }
             }
         }
-        var start: Int
-        var end: Int
         let kept = longestIncreasingSubsequenceMask(positions)
+        var survivors: (start: Int, end: Int)?
         if let first = positions.indices.first(where: { kept[$0] }),
             let last = positions.indices.last(where: { kept[$0] })
         {
-            start = positions[first]
-            end = positions[last] + 1
-        } else {
-            // Nothing of the old window survives: keep its place and its size.
-            start = min(old.start, max(0, layout.total - old.count))
-            end = min(layout.total, start + old.count)
+            survivors = (positions[first], positions[last] + 1)
         }
-        if old.start == 0 { start = 0 }
-        switch extend {
-        case .none: break
-        case .next(let count): end = min(layout.total, end + Self.clamp(count))
-        case .previous(let count): start = max(0, start - Self.clamp(count))
-        }
-        return window(range: start..<end, layout: layout, expanded: expanded)
+        let range = bound.range(kept: survivors, old: old.start..<old.end, total: layout.total, extend: extend)
+        return window(range: range, layout: layout, expanded: expanded)
     }
 }

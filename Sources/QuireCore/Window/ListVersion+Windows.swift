@@ -75,45 +75,16 @@ extension ListVersion {
     static func clamp(_ limit: Int) -> Int { min(max(limit, 0), 1 << 32) }
 
     func window(range: Range<Int>, layout: VisibleLayout, expanded: Set<String>) -> Window {
-        let start = min(max(range.lowerBound, 0), layout.total)
-        let end = min(max(range.upperBound, start), layout.total)
+        let (start, end, slices) = sectionSlices(range: range, layout: layout)
         var result: [WindowSection] = []
-        var low = 0
-        var high = layout.sections.count
-        while low < high {
-            let middle = (low + high) / 2
-            let section = layout.sections[middle]
-            if section.count > 0 ? section.start + section.count <= start : section.start < start {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        var index = low
+        result.reserveCapacity(slices.count)
         var maximumKey: Int32 = -1
-        while index < layout.sections.count {
-            let section = layout.sections[index]
-            index += 1
-            if section.start > end || (section.start == end && end < layout.total) { break }
-            if section.count == 0 {
-                if start <= section.start && (section.start < end || end == layout.total) {
-                    result.append(WindowSection(node: section.node, offset: 0, count: 0, items: []))
-                }
-                continue
-            }
-            let localStart = max(start - section.start, 0)
-            let localEnd = min(end - section.start, section.count)
-            guard localStart < localEnd else { continue }
-            var items: [WindowItem] = []
-            items.reserveCapacity(localEnd - localStart)
-            var remaining = localEnd - localStart
-            emit(
-                from: .section(section.node.key), tree: section.node.items, skip: localStart, parent: nil, depth: 0,
-                layout: layout, remaining: &remaining, into: &items)
+        for slice in slices {
+            let items = visibleItems(of: slice, layout: layout)
             items.withUnsafeBufferPointer { items in
                 for index in items.indices where items[index].key > maximumKey { maximumKey = items[index].key }
             }
-            result.append(WindowSection(node: section.node, offset: localStart, count: section.count, items: items))
+            result.append(WindowSection(node: slice.node, offset: slice.offset, count: slice.count, items: items))
         }
         return Window(
             version: version, expanded: expanded, start: start, count: end - start, total: layout.total,
@@ -121,8 +92,71 @@ extension ListVersion {
             maximumKey: maximumKey, interner: interner)
     }
 
+    /// The sections that the run of visible positions `range` (clamped) touches, with their slices, before
+    /// any item is read. An empty section belongs to the run that starts at or before its place and ends
+    /// after it (or ends the list).
+    ///
+    /// - Complexity: O(log *s* + *t*) for *t* sections touched.
+    func sectionSlices(range: Range<Int>, layout: VisibleLayout) -> (start: Int, end: Int, slices: [SectionSlice]) {
+        let start = min(max(range.lowerBound, 0), layout.total)
+        let end = min(max(range.upperBound, start), layout.total)
+        var result: [SectionSlice] = []
+        var index = layout.firstSection(endingAfter: start)
+        while index < layout.sections.count {
+            let section = layout.sections[index]
+            index += 1
+            if section.start > end || (section.start == end && end < layout.total) { break }
+            if section.count == 0 {
+                if start <= section.start && (section.start < end || end == layout.total) {
+                    result.append(
+                        SectionSlice(
+                            layoutIndex: index - 1, node: section.node, sectionStart: section.start, offset: 0,
+                            count: 0, length: 0))
+                }
+                continue
+            }
+            let localStart = max(start - section.start, 0)
+            let localEnd = min(end - section.start, section.count)
+            guard localStart < localEnd else { continue }
+            result.append(
+                SectionSlice(
+                    layoutIndex: index - 1, node: section.node, sectionStart: section.start, offset: localStart,
+                    count: section.count, length: localEnd - localStart))
+        }
+        return (start, end, result)
+    }
+
+    /// The items of a slice.
+    ///
+    /// - Complexity: O(*k* + *e*·*d* + *d* log *n*) for *k* items.
+    func visibleItems(of slice: SectionSlice, layout: VisibleLayout) -> [WindowItem] {
+        var items: [WindowItem] = []
+        items.reserveCapacity(slice.length)
+        var remaining = slice.length
+        guard remaining > 0 else { return items }
+        emit(
+            from: .section(slice.node.key), tree: slice.node.items, skip: slice.offset, parent: nil, depth: 0,
+            layout: layout, remaining: &remaining, into: &items)
+        return items
+    }
+
+    /// The item at visible position `position`, or `nil` past the end.
+    ///
+    /// - Complexity: O(log *s* + *e*·*d* + *d* log *n*).
+    func visibleItem(at position: Int, layout: VisibleLayout) -> WindowItem? {
+        guard position >= 0, position < layout.total else { return nil }
+        var index = layout.firstSection(endingAfter: position)
+        while index < layout.sections.count, layout.sections[index].count == 0 { index += 1 }
+        guard index < layout.sections.count else { return nil }
+        let section = layout.sections[index]
+        let slice = SectionSlice(
+            layoutIndex: index, node: section.node, sectionStart: section.start, offset: position - section.start,
+            count: section.count, length: 1)
+        return visibleItems(of: slice, layout: layout).first
+    }
+
     /// Appends visible items of `container` from visible offset `skip` on, until `remaining` runs out.
-    private func emit(
+    func emit(
         from container: ItemContainer, tree: PersistentTree<OrderLabel, ItemNode>, skip: Int, parent: ItemNode?,
         depth: Int, layout: VisibleLayout, remaining: inout Int, into items: inout [WindowItem]
     ) {
@@ -155,4 +189,24 @@ extension ListVersion {
             return remaining > 0
         }
     }
+}
+
+/// A section's part of a run of visible positions: which section, and which of its visible items.
+struct SectionSlice {
+    /// Index of the section in the layout.
+    let layoutIndex: Int
+    let node: SectionNode
+    /// Visible position of the section's first item.
+    let sectionStart: Int
+    /// Index of the slice's first item among the section's visible items.
+    let offset: Int
+    /// The section's visible item count.
+    let count: Int
+    /// Items in the slice.
+    let length: Int
+
+    /// Visible position of the slice's first item.
+    var start: Int { sectionStart + offset }
+    /// Visible position just past the slice.
+    var end: Int { sectionStart + offset + length }
 }

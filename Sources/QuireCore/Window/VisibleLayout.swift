@@ -90,6 +90,25 @@ struct VisibleLayout {
         return position
     }
 
+    /// Index of the first section that holds a visible position at or after `position` (an empty section
+    /// at `position` counts), or the number of sections.
+    ///
+    /// - Complexity: O(log *s*).
+    func firstSection(endingAfter position: Int) -> Int {
+        var low = 0
+        var high = sections.count
+        while low < high {
+            let middle = (low + high) / 2
+            let section = sections[middle]
+            if section.count > 0 ? section.start + section.count <= position : section.start < position {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low
+    }
+
     /// Index in ``sections`` of the section with `key`.
     func sectionIndex(of key: Int32) -> Int? {
         guard let label = version.sectionIndex.value(for: key) else { return nil }

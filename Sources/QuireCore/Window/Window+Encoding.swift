@@ -62,10 +62,17 @@ extension WindowSection {
 
     /// Appends `,"header":…,"footer":…`.
     func writeSupplementaries(into out: inout [UInt8]) {
+        node.writeSupplementaries(into: &out)
+    }
+}
+
+extension SectionNode {
+    /// Appends `,"header":…,"footer":…`.
+    func writeSupplementaries(into out: inout [UInt8]) {
         out.appendLiteral(",\"header\":")
-        out.append(contentsOf: node.header ?? Array("null".utf8))
+        if let header { out.append(contentsOf: header) } else { out.appendLiteral("null") }
         out.appendLiteral(",\"footer\":")
-        out.append(contentsOf: node.footer ?? Array("null".utf8))
+        if let footer { out.append(contentsOf: footer) } else { out.appendLiteral("null") }
     }
 }
 

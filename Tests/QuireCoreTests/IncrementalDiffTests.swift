@@ -1,0 +1,141 @@
+import Foundation
+import QuireClient
+import Testing
+
+@testable import QuireCore
+
+/// The incremental diff (from the change log) against the full window diff: the same window, the same
+/// bytes in both formats, and a client that applies them ends exactly at a fresh cut of the window.
+@Suite("Incremental diff")
+struct IncrementalDiffTests {
+    struct Totals {
+        var answers = 0
+        var incremental = 0
+        var resets = 0
+        var trimmed = 0
+        var multiVersion = 0
+    }
+
+    @Test func randomSessionsMatchTheFullDiff() throws {
+        let baseSeed = UInt64(ProcessInfo.processInfo.environment["QUIRE_SEED"] ?? "") ?? 0x1AC0_0001
+        var totals = Totals()
+        for caseNumber in 0..<2_500 {
+            try checkSession(seed: baseSeed &+ UInt64(caseNumber), totals: &totals)
+        }
+        // The cases must exercise the incremental path a lot, and the fallbacks and bounds too.
+        print("incremental-diff totals:", totals)
+        #expect(totals.answers > 10_000)
+        #expect(totals.incremental * 10 > totals.answers * 9, "incremental \(totals.incremental) of \(totals.answers)")
+        #expect(totals.resets > 100 && totals.trimmed > 500 && totals.multiVersion > 1_000)
+    }
+
+    private func checkSession(seed: UInt64, totals: inout Totals) throws {
+        var generator = RandomLists(seed: seed)
+        var list = generator.list()
+        if generator.chance(40) {
+            // Longer lists, so that windows hold long untouched runs.
+            for _ in 0..<Int.random(in: 20...120, using: &generator.random) {
+                if list.sections.isEmpty { list.sections.append(TestSection(id: generator.freshID("s"))) }
+                let s = Int.random(in: 0..<list.sections.count, using: &generator.random)
+                list.sections[s].items.append(generator.item())
+            }
+        }
+        var latest = try list.version()
+        let expanded = generator.expanded(list)
+        let range = generator.range(total: latest.visibleCount(expanded: expanded))
+        let format: ChangeFormat = generator.chance(50) ? .batch : .sequential
+        let bound = WindowBound(keep: generator.chance(40) ? Int.random(in: 3...25, using: &generator.random) : 0)
+        let first = latest.window(
+            range: range.lowerBound..<min(range.upperBound, range.lowerBound + max(bound.keep, 1_000)),
+            expanded: expanded)
+        var session = Session(
+            id: "s", list: "l", format: format, limit: 4, window: SessionWindow(first, of: latest), bound: bound)
+        for _ in 0..<Int.random(in: 4...10, using: &generator.random) {
+            var versionsBehind = 0
+            while generator.chance(45) {
+                let (body, next) = generator.opsBatch(on: list)
+                latest = try latest.applying(opsDocument: body)
+                list = next
+                versionsBehind += 1
+            }
+            let change: SessionChange
+            switch Int.random(in: 0..<10, using: &generator.random) {
+            case 0..<3: change = .extendNext(Int.random(in: 1...6, using: &generator.random))
+            case 3..<5: change = .extendPrevious(Int.random(in: 1...6, using: &generator.random))
+            case 5:
+                guard let id = list.parentIDs.randomElement(using: &generator.random) else { continue }
+                change = generator.chance(50) ? .expand(id) : .collapse(id)
+            default: change = .update
+            }
+            let since = session.current.version.version
+            let incremental = try session.answer(since: since, latest: latest, change: change, resetShare: 0.5)
+            let full = try session.answer(
+                since: since, latest: latest, change: change, resetShare: 0.5, incremental: false)
+            let context = "seed \(seed), \(change), \(versionsBehind) versions behind"
+            #expect(incremental.window.range == full.window.range, "\(context): windows differ")
+            #expect(incremental.window.sectionCounts == full.window.sectionCounts, "\(context): counts differ")
+            #expect(incremental.window.total == full.window.total, "\(context): totals differ")
+            for format in ChangeFormat.allCases {
+                let got = Self.bytes(incremental, format)
+                let expected = Self.bytes(full, format)
+                #expect(
+                    got == expected,
+                    "\(context), \(format):\n\(String(decoding: got, as: UTF8.self))\nexpected\n\(String(decoding: expected, as: UTF8.self))"
+                )
+                if got != expected { return }
+            }
+            try checkClient(session: session, answer: incremental, latest: latest, context: context)
+            if case .unchanged = incremental.content {
+            } else {
+                totals.answers += 1
+                if incremental.isIncremental { totals.incremental += 1 }
+            }
+            if case .reset = incremental.content { totals.resets += 1 }
+            if session.bound.keep > 0 && incremental.window.range.count == session.bound.keep { totals.trimmed += 1 }
+            if versionsBehind > 1 { totals.multiVersion += 1 }
+            #expect(
+                session.bound.keep == 0
+                    || incremental.window.range.count <= max(session.bound.keep, session.current.range.count),
+                "\(context): window past its bound")
+            session = incremental.session
+        }
+    }
+
+    /// The client holding the session's window applies the answer and holds the new window exactly.
+    private func checkClient(session: Session, answer: SessionAnswer, latest: ListVersion, context: String) throws {
+        let expected = try latest.window(range: answer.window.range, expanded: answer.window.expanded).clientWindow()
+        switch answer.content {
+        case .changes(let changes):
+            var batch = try session.current.window.clientWindow()
+            try batch.apply(batch: Data(Self.encoded(changes, .batch)))
+            #expect(batch == expected, "\(context): batch result differs")
+            var sequential = try session.current.window.clientWindow()
+            try sequential.apply(sequential: Data(Self.encoded(changes, .sequential)))
+            #expect(sequential == expected, "\(context): sequential result differs")
+        case .reset(let window):
+            #expect(try window.clientWindow() == expected, "\(context): reset differs")
+        case .unchanged:
+            #expect(try session.current.window.clientWindow() == expected, "\(context): unchanged differs")
+        }
+    }
+
+    private static func encoded(_ changes: SessionChanges, _ format: ChangeFormat) -> [UInt8] {
+        var out: [UInt8] = []
+        switch format {
+        case .batch: changes.encodeBatch(into: &out)
+        case .sequential: changes.encodeSequential(into: &out)
+        }
+        return out
+    }
+
+    private static func bytes(_ answer: SessionAnswer, _ format: ChangeFormat) -> [UInt8] {
+        switch answer.content {
+        case .changes(let changes): return encoded(changes, format)
+        case .reset(let window):
+            var out: [UInt8] = Array("reset:".utf8)
+            window.encodeSections(into: &out)
+            return out
+        case .unchanged(let window): return Array("unchanged:\(window.range)".utf8)
+        }
+    }
+}
