@@ -8,6 +8,8 @@ import Synchronization
 final class APIContext: Sendable {
     let registry: ListRegistry
     let sessions: SessionStore
+    /// Answers shared by the sessions that hold the same window.
+    let sharedAnswers = SharedAnswers()
     let longPolls: LongPolls
     let pageCache: PageCache
     let configuration: QuireService.Configuration
@@ -77,6 +79,8 @@ extension QuireService {
         public var idleSeconds: Double = 1800
         /// Changes larger than this share of the window are sent as a reset (default 0.5).
         public var resetShare = 0.5
+        /// The largest `keep` a session may ask for, and the bound of sessions that ask for none (0: none).
+        public var maxKeep = 0
         public init() {}
     }
 

@@ -1475,6 +1475,21 @@ components:
           description: Items whose children are shown. Ids that name no item are kept in the set but show nothing.
           items:
             $ref: '#/components/schemas/ItemId'
+        keep:
+          type: integer
+          minimum: 0
+          maximum: 2147483647
+          default: 0
+          description: |
+            The most rows the client holds (a bounded window, for a client with a memory budget: a chat, an
+            endless feed); 0 for no bound. When an `extend` or the list's own inserts would make the window
+            larger, the end farthest from the direction of travel is trimmed in the same answer and its rows
+            arrive as deletes: the start after `extend=next`, the end after `extend=prev`, and after a plain
+            update the end away from the way the client last scrolled (the end, for a client that has not
+            scrolled). `hasPrev` / `hasNext` then say that more exists there, and extending back brings those
+            rows again as inserts. An `extend` adds at most `keep` rows. Capped by the server's
+            `sessions.maxKeep` (which is also the bound of sessions that ask for none, when it is set). A
+            non-zero `keep` below `limit` is `400 invalid-request`.
     SessionPage:
       type: object
       description: A new session and its first window.

@@ -28,12 +28,18 @@ enum ResponseBodies {
         return out
     }
 
-    /// The answer of `changes`, `expand`, `collapse` and `reset`.
+    /// The answer of `changes`, `expand`, `collapse` and `reset`. The content of an answer shared by
+    /// several sessions (the same window) is encoded once and copied into each session's answer.
     static func answer(_ answer: SessionAnswer) -> [UInt8] {
         let session = answer.session
         let window = answer.window
+        let shared = answer.shared?.encoded { content in
+            var out: [UInt8] = []
+            writeContent(content, list: session.list, format: session.format, into: &out)
+            return out
+        }
         var out: [UInt8] = []
-        out.reserveCapacity(256)
+        out.reserveCapacity(160 + (shared?.count ?? 96))
         out.append(contentsOf: #"{"session":"#.utf8)
         JSONWriter.writeString(session.id, into: &out)
         out.append(contentsOf: #","from":"#.utf8)
@@ -43,23 +49,10 @@ enum ResponseBodies {
         out.append(contentsOf: #","format":""#.utf8)
         out.append(contentsOf: session.format.rawValue.utf8)
         out.append(contentsOf: #"","#.utf8)
-        switch answer.content {
-        case .changes(let changes):
-            out.append(contentsOf: #""changes":"#.utf8)
-            switch session.format {
-            case .batch: changes.encodeBatch(into: &out)
-            case .sequential: changes.encodeSequential(into: &out)
-            }
-        case .unchanged(let window):
-            out.append(contentsOf: #""changes":"#.utf8)
-            switch session.format {
-            case .batch: writeEmptyBatch(counts: window.sectionCounts, into: &out)
-            case .sequential: out.append(contentsOf: "[]".utf8)
-            }
-        case .reset(let window):
-            out.append(contentsOf: #""reset":{"#.utf8)
-            writeWindowPageMembers(list: session.list, window: window, into: &out)
-            out.append(UInt8(ascii: "}"))
+        if let shared {
+            out.append(contentsOf: shared)
+        } else {
+            writeContent(answer.content, list: session.list, format: session.format, into: &out)
         }
         out.append(contentsOf: #","page":{"hasPrev":"#.utf8)
         out.append(contentsOf: (window.hasPrev ? "true" : "false").utf8)
@@ -69,6 +62,30 @@ enum ResponseBodies {
         JSONWriter.writeInteger(window.total, into: &out)
         out.append(contentsOf: "}}".utf8)
         return out
+    }
+
+    /// Appends `"changes":…` or `"reset":{…}` of an answer.
+    private static func writeContent(
+        _ content: SessionAnswer.Content, list: String, format: ChangeFormat, into out: inout [UInt8]
+    ) {
+        switch content {
+        case .changes(let changes):
+            out.append(contentsOf: #""changes":"#.utf8)
+            switch format {
+            case .batch: changes.encodeBatch(into: &out)
+            case .sequential: changes.encodeSequential(into: &out)
+            }
+        case .unchanged(let window):
+            out.append(contentsOf: #""changes":"#.utf8)
+            switch format {
+            case .batch: writeEmptyBatch(counts: window.sectionCounts, into: &out)
+            case .sequential: out.append(contentsOf: "[]".utf8)
+            }
+        case .reset(let window):
+            out.append(contentsOf: #""reset":{"#.utf8)
+            writeWindowPageMembers(list: list, window: window, into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
     }
 
     /// A batch that changes nothing, with the window's `counts`.

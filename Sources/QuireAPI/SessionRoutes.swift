@@ -3,12 +3,14 @@ import QuireHTTP
 
 /// Sessions (API.md §4): a per-client snapshot answered as changes against exactly what the client holds.
 extension APIContext {
-    /// `POST /v1/lists/{list}/sessions` with `{ limit, format, around, expanded }`, all optional.
+    /// `POST /v1/lists/{list}/sessions` with `{ limit, format, around, expanded, keep }`, all optional.
     func createSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
         try authorization.checkRead(request)
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request, required: false)
-        let options = try SessionOptions(body, pages: configuration.pages, maxIDLength: registry.limits.maxIDLength)
+        let options = try SessionOptions(
+            body, pages: configuration.pages, maxKeep: configuration.sessions.maxKeep,
+            maxIDLength: registry.limits.maxIDLength)
         guard let version = registry.version(of: name) else {
             throw Problem(.listNotFound, detail: "No list named \(name).")
         }
@@ -16,7 +18,7 @@ extension APIContext {
             of: version, limit: options.limit, around: options.around, expanded: options.expanded)
         let session = Session(
             id: SessionID.generate(), list: name, format: options.format, limit: options.limit,
-            window: SessionWindow(window, of: version))
+            window: SessionWindow(window, of: version), bound: WindowBound(keep: options.keep))
         sessions.insert(session)
         var headers = JSONResponse.headers
         headers.add("Location", "/v1/sessions/\(session.id)")
@@ -121,7 +123,8 @@ extension APIContext {
             let answer: SessionAnswer
             do throws(SessionError) {
                 answer = try session.answer(
-                    since: since, latest: latest, change: change, resetShare: configuration.sessions.resetShare)
+                    since: since, latest: latest, change: change, resetShare: configuration.sessions.resetShare,
+                    cache: sharedAnswers)
             } catch {
                 guard case .sinceMismatch(let current) = error else { throw Self.sessionNotFound }
                 throw Problem(
@@ -186,13 +189,28 @@ struct SessionOptions {
     var format = ChangeFormat.batch
     var around: String?
     var expanded: Set<String> = []
+    /// Items the client holds at most (API.md §4b); 0: no bound. Capped by `sessions.maxKeep`.
+    var keep = 0
 
-    init(_ body: JSONValue?, pages: QuireService.PageSettings, maxIDLength: Int) throws(Problem) {
+    init(_ body: JSONValue?, pages: QuireService.PageSettings, maxKeep: Int, maxIDLength: Int) throws(Problem) {
         limit = pages.defaultLimit
+        keep = maxKeep
         guard let body else { return }
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
-        try APIContext.rejectUnknownMembers(body, allowed: ["limit", "format", "around", "expanded"])
+        try APIContext.rejectUnknownMembers(body, allowed: ["limit", "format", "around", "expanded", "keep"])
         if let value = body["limit"] { limit = try APIContext.limit(value, max: pages.maxLimit) }
+        if let value = body["keep"] {
+            guard let number = value.intValue, number >= 0, number <= Int64(Int32.max) else {
+                throw Problem(.invalidRequest, detail: "keep must be an integer from 0 (no bound) up.")
+            }
+            let asked = Int(number)
+            keep = maxKeep > 0 ? (asked == 0 ? maxKeep : min(asked, maxKeep)) : asked
+        }
+        if keep > 0 && keep < limit {
+            throw Problem(
+                .invalidRequest, detail: "keep (\(keep)) must be 0 or at least limit (\(limit)): a window holds a page."
+            )
+        }
         if let value = body["format"] {
             guard let name = value.stringValue, let format = ChangeFormat(rawValue: name) else {
                 throw Problem(.invalidRequest, detail: "format must be batch or sequential.")

@@ -5,6 +5,9 @@
 // only those. For profiling: QUIRE_BENCH_ROUNDS sets the samples per diff figure (41), QUIRE_BENCH_DETAIL
 // prints the diff, batch and sequential parts of each.
 //
+// `quire-bench sessions [FIGURE...]` prints what a session answer costs at a 100-item and at a 20,000-item
+// window (extend-next-50, changes-after-1-write, extend-with-keep), with the ratio next to its target.
+//
 // `quire-bench store [FIGURE...]` prints the durable store's figures: ops-batch-10-on-10k and put-10k-1pct
 // (p50 and p99 in ms), startup-1m (seconds to open and load 1,000,000 stored items). QUIRE_BENCH_DIR sets
 // the folder of the database files (the temporary folder by default).
@@ -14,6 +17,8 @@ let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "diff":
     DiffBenchmarks().run(only: Set(arguments.dropFirst()))
+case "sessions":
+    SessionBenchmarks().run(only: Set(arguments.dropFirst()))
 case "store":
     do {
         try StoreBenchmarks().run(only: Set(arguments.dropFirst()))
@@ -22,6 +27,6 @@ case "store":
         exit(1)
     }
 default:
-    print("usage: quire-bench diff [FIGURE...] | quire-bench store [FIGURE...]")
+    print("usage: quire-bench diff [FIGURE...] | quire-bench sessions [FIGURE...] | quire-bench store [FIGURE...]")
     exit(arguments.isEmpty ? 0 : 64)
 }

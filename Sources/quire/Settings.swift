@@ -60,6 +60,7 @@ struct Settings: Equatable {
             ("sessions.capacity", .int(sessions.capacity)),
             ("sessions.idleTimeout", .double(sessions.idleSeconds)),
             ("sessions.resetShare", .double(sessions.resetShare)),
+            ("sessions.maxKeep", .int(sessions.maxKeep)),
             ("longPoll.maxWait", .double(longPolls.maxWaitSeconds)),
             ("longPoll.maxWaiters", .int(longPolls.maxWaiters)),
             ("demo.seed", .bool(demo.seed)),
@@ -143,6 +144,7 @@ struct Settings: Equatable {
         service.sessions.capacity = try config.requiredInt(forKey: "sessions.capacity")
         service.sessions.idleSeconds = try config.requiredDouble(forKey: "sessions.idleTimeout")
         service.sessions.resetShare = try config.requiredDouble(forKey: "sessions.resetShare")
+        service.sessions.maxKeep = try config.requiredInt(forKey: "sessions.maxKeep")
         service.longPolls.maxWaitSeconds = try config.requiredDouble(forKey: "longPoll.maxWait")
         service.longPolls.maxWaiters = try config.requiredInt(forKey: "longPoll.maxWaiters")
         service.demo.seed = try config.requiredBool(forKey: "demo.seed")
@@ -188,6 +190,10 @@ struct Settings: Equatable {
             (service.sessions.capacity >= 1, "sessions.capacity must be at least 1"),
             (service.sessions.idleSeconds > 0, "sessions.idleTimeout must be positive"),
             (service.sessions.resetShare > 0, "sessions.resetShare must be positive"),
+            (
+                service.sessions.maxKeep == 0 || service.sessions.maxKeep >= service.pages.maxLimit,
+                "sessions.maxKeep must be 0 (no cap) or at least pages.maxLimit"
+            ),
             (service.longPolls.maxWaitSeconds >= 0, "longPoll.maxWait must not be negative"),
             (service.longPolls.maxWaiters >= 0, "longPoll.maxWaiters must not be negative"),
             (service.demo.intervalSeconds >= 0.1, "demo.interval must be at least 0.1"),

@@ -1,5 +1,5 @@
 /// What a client asks of its session on top of "bring me up to date" (API.md §4).
-public enum SessionChange: Sendable, Equatable {
+public enum SessionChange: Sendable, Hashable {
     /// Just the changes since the client's version.
     case update
     /// The changes, plus `limit` more items after the window.
@@ -29,8 +29,10 @@ public struct SessionAnswer: Sendable {
     public let content: Content
     /// The session with its windows moved on.
     public let session: Session
+    /// The content and window, when shared with the other sessions that held the same window.
+    public var shared: SharedAnswer?
     /// Whether the change log answered (rather than the full window diff): for tests and metrics.
-    public var isIncremental = false
+    public var isIncremental: Bool { shared?.isIncremental ?? false }
 
     /// The window the client holds after applying the answer.
     public var window: SessionWindow { session.current }
@@ -76,12 +78,15 @@ extension Session {
     /// (``ListVersion/sparseTransition(from:extend:bound:)``), at a cost that follows the change and not
     /// the window; where that does not apply (see there), from the two windows' items.
     ///
-    /// - Parameter incremental: `false` computes from the windows' items always (the tests' oracle).
+    /// - Parameters:
+    ///   - incremental: `false` computes from the windows' items always (the tests' oracle).
+    ///   - cache: answers shared between the sessions that hold the same window.
     /// - Throws: ``SessionError/sinceMismatch(current:)``.
     /// - Complexity: O(*c* log *n* + *w*) for *c* changed items and *w* items written, usually; O(*k* log *n*)
     ///   for windows of *k* items in a list of *n* on the full diff.
     public func answer(
-        since: UInt64, latest: ListVersion, change: SessionChange, resetShare: Double, incremental: Bool = true
+        since: UInt64, latest: ListVersion, change: SessionChange, resetShare: Double, incremental: Bool = true,
+        cache: SharedAnswers? = nil
     ) throws(SessionError) -> SessionAnswer {
         let base: SessionWindow
         if current.version.version == since {
@@ -105,45 +110,62 @@ extension Session {
         case .collapse(let id): expanded.remove(id)
         }
         let bound = bound.after(extend)
-        let changes: SessionChanges
-        let window: SessionWindow
-        var cut: Window?
-        var isIncremental = false
+        let compute = {
+            Self.compute(
+                base: base, latest: latest, expanded: expanded, extend: extend, bound: bound, resetShare: resetShare,
+                incremental: incremental)
+        }
+        let shared: SharedAnswer
+        if let cache {
+            let key = SharedAnswers.Key(
+                lineage: ObjectIdentifier(latest.interner), baseLineage: ObjectIdentifier(base.version.interner),
+                base: base.version.version, range: base.range,
+                expanded: base.expanded, latest: latest.version, change: change, format: format, bound: bound,
+                resetShare: resetShare)
+            shared = cache.answer(for: key, compute: compute)
+        } else {
+            shared = compute()
+        }
+        var answer: SessionAnswer
+        if base.version.version == latest.version && base.range == shared.window.range
+            && base.expanded == expanded && current.version.version == since
+        {
+            // Nothing moved: the session stays as it is (and keeps its previous window for a retry).
+            answer = SessionAnswer(from: since, content: shared.content, session: self)
+        } else {
+            var next = self
+            next.previous = base
+            next.current = shared.window
+            next.bound = bound
+            next.revision &+= 1
+            answer = SessionAnswer(from: since, content: shared.content, session: next)
+        }
+        answer.shared = shared
+        return answer
+    }
+
+    /// The content and the window of an answer: from the change log when it can, else from the windows.
+    private static func compute(
+        base: SessionWindow, latest: ListVersion, expanded: Set<String>, extend: WindowExtension, bound: WindowBound,
+        resetShare: Double, incremental: Bool
+    ) -> SharedAnswer {
         if incremental,
             let sparse = latest.sparseTransition(from: base, expanded: expanded, extend: extend, bound: bound)
         {
-            changes = .sparse(sparse.changes)
-            window = sparse.window
-            isIncremental = true
-        } else {
-            let old = base.window
-            let new = latest.window(following: old, expanded: expanded, extend: extend, bound: bound)
-            changes = .full(old.changes(to: new))
-            window = SessionWindow(new, of: latest)
-            cut = new
+            let changes = SessionChanges.sparse(sparse.changes)
+            guard changes.exceeds(share: resetShare) && !changes.isEmpty else {
+                return SharedAnswer(content: .changes(changes), window: sparse.window, isIncremental: true)
+            }
+            let reset = latest.window(range: sparse.window.range, expanded: expanded)
+            return SharedAnswer(content: .reset(reset), window: sparse.window, isIncremental: true)
         }
-        if base.version.version == latest.version && base.range == window.range && base.expanded == expanded
-            && current.version.version == since
-        {
-            // Nothing moved: the session stays as it is (and keeps its previous window for a retry).
-            var answer = SessionAnswer(from: since, content: .changes(changes), session: self)
-            answer.isIncremental = isIncremental
-            return answer
-        }
-        var next = self
-        next.previous = base
-        next.current = window
-        next.bound = bound
-        next.revision &+= 1
-        var answer: SessionAnswer
-        if changes.exceeds(share: resetShare) && !changes.isEmpty {
-            let new = cut ?? latest.window(range: window.range, expanded: expanded)
-            answer = SessionAnswer(from: since, content: .reset(new), session: next)
-        } else {
-            answer = SessionAnswer(from: since, content: .changes(changes), session: next)
-        }
-        answer.isIncremental = isIncremental
-        return answer
+        let old = base.window
+        let new = latest.window(following: old, expanded: expanded, extend: extend, bound: bound)
+        let changes = SessionChanges.full(old.changes(to: new))
+        let isReset = changes.exceeds(share: resetShare) && !changes.isEmpty
+        return SharedAnswer(
+            content: isReset ? .reset(new) : .changes(changes), window: SessionWindow(new, of: latest),
+            isIncremental: false)
     }
 
     /// Starts over at the first page of `latest` (pull-to-refresh): the answer is a reset.

@@ -36,7 +36,8 @@ final class APIFixture: Sendable {
             body = Array(try JSONSerialization.data(withJSONObject: json, options: [.fragmentsAllowed]))
             headers.append(("Content-Type", "application/json"))
         }
-        return try server.connect().request(method, target, headers: headers, body: body)
+        // A generous timeout: the suite runs in parallel on two cores, and a slow answer is not a wrong one.
+        return try server.connect(timeoutSeconds: 60).request(method, target, headers: headers, body: body)
     }
 
     /// Creates or replaces a list; expects success.
