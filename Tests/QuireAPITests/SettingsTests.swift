@@ -127,7 +127,8 @@ struct SettingsTests {
         #expect(parts("http://127.0.0.1:8080/healthz") == ["127.0.0.1", "8080", "/healthz"])
         #expect(parts("http://[::1]:81/h") == ["::1", "81", "/h"])
         #expect(parts("http://localhost") == ["localhost", "80", "/"])
-        #expect(parts("https://x") == nil)
+        #expect(parts("https://x") == ["x", "443", "/"])
+        #expect(parts("ftp://x") == nil)
         #expect(parts("http://x:99999/") == nil)
     }
 }
