@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store clean
+.PHONY: all deps deps-bench build build-release run test spec-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store clean
 
 all: build
 
@@ -31,12 +31,18 @@ test: deps
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/run-tests
 	scripts/spec-test
+	scripts/tls-test
 	scripts/check-dockerfile
 
 ## schemathesis against a live server with openapi.yaml: no 5xx, no response that breaks the spec.
 spec-test: deps
 	$(SWIFT) build --product quire
 	scripts/spec-test
+
+## HTTPS end to end: testssl.sh against quire's TLS; deploy/nginx passes nginx -t and serves HTTP/2.
+tls-test: deps
+	$(SWIFT) build --product quire
+	scripts/tls-test
 
 check-dockerfile: deps
 	scripts/check-dockerfile
