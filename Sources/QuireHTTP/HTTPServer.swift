@@ -103,7 +103,7 @@ public final class HTTPServer: Sendable {
             guard case .idle = state else { throw .alreadyStarted }
             let acceptor = try ConnectionAcceptor(
                 address: address, host: configuration.host, limit: configuration.connectionLimit,
-                open: openConnections, logger: logger)
+                noDelay: configuration.tls != nil, open: openConnections, logger: logger)
             let daemon = try startDaemon()
             acceptor.start(handingTo: daemon)
             state = .running(daemon, acceptor)
