@@ -101,6 +101,7 @@ extension HTTPServer {
     /// session-ticket key. A connection that cannot be prepared is refused at its handshake (the daemon's
     /// own certificate callback refuses), never served another certificate.
     fileprivate func prepareTLS(_ connection: OpaquePointer, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard configuration.tls != nil else { return }  // plain HTTP: no lock taken per connection
         guard let (credentials, ticketKey) = tlsState.withLock({ $0.map { ($0.credentials, $0.ticketKey) } }) else {
             return
         }
