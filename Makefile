@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store clean
+.PHONY: all deps deps-bench build build-release run test spec-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store bench-tls clean
 
 all: build
 
@@ -31,12 +31,18 @@ test: deps
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/run-tests
 	scripts/spec-test
+	scripts/tls-test
 	scripts/check-dockerfile
 
 ## schemathesis against a live server with openapi.yaml: no 5xx, no response that breaks the spec.
 spec-test: deps
 	$(SWIFT) build --product quire
 	scripts/spec-test
+
+## HTTPS end to end: testssl.sh against quire's TLS; deploy/nginx passes nginx -t and serves HTTP/2.
+tls-test: deps
+	$(SWIFT) build --product quire
+	scripts/tls-test
 
 check-dockerfile: deps
 	scripts/check-dockerfile
@@ -54,7 +60,7 @@ openapi:
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
 ## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
 ## writes and start-up).
-bench: bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store
+bench: bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store bench-tls
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -77,6 +83,10 @@ bench-core: deps
 ## Durable writes (p50/p99 of a 10-op batch and of a 1% PUT on 10,000 items) and start-up with 1,000,000 items.
 bench-store: deps
 	$(SWIFT) run -c release quire-bench store
+
+## HTTPS: keep-alive pages over TLS vs plain HTTP; new TLS connections/s (full, resumed), Quire vs nginx.
+bench-tls: deps-bench
+	scripts/bench-tls --rounds 3 --seconds 5
 
 clean:
 	rm -rf .build .build-*

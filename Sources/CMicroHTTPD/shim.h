@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <microhttpd.h>
+#include "tls.h"
 
 /** Receives one formatted libmicrohttpd log line. */
 typedef void (*quire_mhd_log_callback)(void *context, const char *message);
@@ -48,24 +49,37 @@ struct quire_mhd_settings {
     MHD_NotifyConnectionCallback connection_handler;
     void *connection_context;
     struct quire_mhd_logger *logger;
+    /** HTTPS: a GnuTLS priority string, or NULL for plain HTTP. Each connection gets its credentials when
+     * it starts (`quire_tls_prepare_connection`); the daemon's own certificate callback refuses. */
+    const char *tls_priorities;
 };
 
 /** `MHD_start_daemon` without the variadic arguments. Returns NULL when the daemon cannot start. */
 static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings *settings) {
-    struct MHD_OptionItem options[] = {
-        { MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t) settings->connection_timeout_seconds, NULL },
-        { MHD_OPTION_CONNECTION_LIMIT, (intptr_t) settings->connection_limit, NULL },
-        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t) settings->per_ip_connection_limit, NULL },
-        { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t) settings->connection_memory_limit, NULL },
-        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) settings->completed_handler, settings->completed_context },
-        { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) settings->request_started_handler,
-          settings->request_started_context },
-        { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) settings->connection_handler, settings->connection_context },
-        { settings->thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
-          (intptr_t) settings->thread_pool_size, NULL },
-        { MHD_OPTION_END, 0, NULL },
-    };
-    return MHD_start_daemon(settings->flags, 0, NULL, NULL,
+    struct MHD_OptionItem options[12];
+    unsigned int count = 0;
+#define QUIRE_MHD_OPTION(option, value, pointer) \
+    options[count++] = (struct MHD_OptionItem) { (option), (intptr_t) (value), (pointer) }
+    QUIRE_MHD_OPTION(MHD_OPTION_CONNECTION_TIMEOUT, settings->connection_timeout_seconds, NULL);
+    QUIRE_MHD_OPTION(MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit, NULL);
+    QUIRE_MHD_OPTION(MHD_OPTION_PER_IP_CONNECTION_LIMIT, settings->per_ip_connection_limit, NULL);
+    QUIRE_MHD_OPTION(MHD_OPTION_CONNECTION_MEMORY_LIMIT, settings->connection_memory_limit, NULL);
+    QUIRE_MHD_OPTION(MHD_OPTION_NOTIFY_COMPLETED, settings->completed_handler, settings->completed_context);
+    QUIRE_MHD_OPTION(MHD_OPTION_URI_LOG_CALLBACK, settings->request_started_handler,
+                     settings->request_started_context);
+    QUIRE_MHD_OPTION(MHD_OPTION_NOTIFY_CONNECTION, settings->connection_handler, settings->connection_context);
+    if (settings->thread_pool_size > 1) {
+        QUIRE_MHD_OPTION(MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size, NULL);
+    }
+    unsigned int flags = settings->flags;
+    if (NULL != settings->tls_priorities) {
+        flags |= MHD_USE_TLS;
+        QUIRE_MHD_OPTION(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *) settings->tls_priorities);
+        QUIRE_MHD_OPTION(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *) &quire_tls_refuse_certificate);
+    }
+    QUIRE_MHD_OPTION(MHD_OPTION_END, 0, NULL);
+#undef QUIRE_MHD_OPTION
+    return MHD_start_daemon(flags, 0, NULL, NULL,
                             settings->access_handler, settings->access_context,
                             /* The logger must come first, or early messages go to stderr. */
                             MHD_OPTION_EXTERNAL_LOGGER, &quire_mhd_external_logger, settings->logger,

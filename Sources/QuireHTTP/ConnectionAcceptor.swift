@@ -32,11 +32,17 @@ final class ConnectionAcceptor: Sendable {
     /// The server's count of open connections: raised here for each one handed over, lowered by
     /// libmicrohttpd's close notification.
     private let open: OpenConnections
+    /// Set `TCP_NODELAY` on each connection before handing it over (TLS: see `init`).
+    private let noDelay: Bool
 
     private enum LifecycleState { case bound, accepting, stopped }
 
     /// Binds and listens on `address` (non-blocking, `SO_REUSEADDR`, IPv6 only for an IPv6 address).
-    init(address: SocketAddress, host: String, limit: Int, open: OpenConnections, logger: Logger)
+    ///
+    /// - Parameter noDelay: set `TCP_NODELAY` on every accepted connection. Over TLS the handshake is
+    ///   written by GnuTLS in several small sends that libmicrohttpd's own Nagle handling does not see: with
+    ///   Nagle's algorithm on, the later ones wait for the client's delayed ACK (40 ms a handshake here).
+    init(address: SocketAddress, host: String, limit: Int, noDelay: Bool, open: OpenConnections, logger: Logger)
         throws(HTTPServerError)
     {
         let requestedPort = address.port
@@ -64,6 +70,7 @@ final class ConnectionAcceptor: Sendable {
         pipeEnds.forEach(Self.setNonBlockingAndCloseOnExec)
         listenSocket = socket
         self.limit = limit
+        self.noDelay = noDelay
         self.open = open
         wakeupReader = pipeEnds[0]
         wakeupWriter = pipeEnds[1]
@@ -164,6 +171,10 @@ final class ConnectionAcceptor: Sendable {
             // libmicrohttpd makes the socket non-blocking, owns it from here, and closes it itself when it
             // refuses it (over the per-IP limit, or out of memory).
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            if noDelay {
+                var on: Int32 = 1
+                setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+            }
             let added = withUnsafePointer(to: &storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                     MHD_add_connection(daemon.pointer, client, address, length)

@@ -1,21 +1,73 @@
 internal import CMicroHTTPD
 import Glibc
 
-/// A small blocking HTTP/1.1 client over one TCP connection: keep-alive, `Content-Length` and chunked
-/// responses, raw writes for tests that send a request in pieces. Used by `quire health` and the tests.
+/// A small blocking HTTP/1.1 client over one TCP connection, in plain HTTP or over TLS: keep-alive,
+/// `Content-Length` and chunked responses, raw writes for tests that send a request in pieces. Used by
+/// `quire health` and the tests.
 ///
 /// Not thread-safe: one connection per thread.
 public final class HTTPClientConnection {
     private let socket: Int32
     private var buffer: [UInt8] = []
     private var isOpen = true
+    /// The TLS session over `socket` (HTTPS), or `nil` (plain HTTP).
+    private let tls: UnsafeMutablePointer<quire_tls_client>?
+    private let timeoutSeconds: Double
 
     /// Connects to `host:port` (an IP literal or `localhost`); reads and writes time out after `timeout`.
-    public init(host: String, port: Int, timeoutSeconds: Double = 10) throws(HTTPClientError) {
+    /// With `tls`, handshakes first and checks the server's certificate (see ``ClientTLS``).
+    public init(host: String, port: Int, timeoutSeconds: Double = 10, tls: ClientTLS? = nil) throws(HTTPClientError) {
         // The socket is set up in a local first: a throw before `self.socket` is set skips `deinit`, so
         // the descriptor is closed exactly once, here. (A close in `deinit` as well would close whatever
         // another thread opened under the same number in between.)
-        socket = try Self.connectedSocket(host: host, port: port, timeoutSeconds: timeoutSeconds)
+        let socket = try Self.connectedSocket(host: host, port: port, timeoutSeconds: timeoutSeconds)
+        self.timeoutSeconds = timeoutSeconds
+        if let tls {
+            do {
+                self.tls = try Self.handshake(over: socket, host: host, options: tls)
+            } catch {
+                Glibc.close(socket)
+                throw error
+            }
+        } else {
+            self.tls = nil
+        }
+        self.socket = socket
+    }
+
+    private static func handshake(over socket: Int32, host: String, options: ClientTLS) throws(HTTPClientError)
+        -> UnsafeMutablePointer<quire_tls_client>
+    {
+        let client = UnsafeMutablePointer<quire_tls_client>.allocate(capacity: 1)
+        client.initialize(to: quire_tls_client())
+        let name = options.serverName ?? (host == "localhost" ? "localhost" : host)
+        let isName = (try? SocketAddress(host: name, port: 0)) == nil || name == "localhost"
+        var message = [CChar](repeating: 0, count: 512)
+        let result = withOptionalCString(options.certificateAuthorityFile) { authority in
+            quire_tls_client_start(client, socket, authority, name, isName ? 1 : 0, &message, message.count)
+        }
+        guard result >= 0 else {
+            client.deallocate()
+            let detail = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            let reason =
+                result == GNUTLS_E_AGAIN
+                ? "timed out" : String(cString: gnutls_strerror(result)) + (detail.isEmpty ? "" : ": \(detail)")
+            throw HTTPClientError("TLS handshake with \(host): \(reason)")
+        }
+        return client
+    }
+
+    /// The serial number (hexadecimal) of the certificate the server presented, or `nil` over plain HTTP.
+    public var peerCertificateSerial: String? {
+        guard let tls else { return nil }
+        var serial = [CChar](repeating: 0, count: 96)
+        quire_tls_client_peer_serial(tls, &serial, serial.count)
+        return serial.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    /// The TLS version negotiated (`TLS1.3`), or `nil` over plain HTTP.
+    public var tlsProtocol: String? {
+        tls.map { String(cString: quire_tls_client_protocol($0)) }
     }
 
     private static func connectedSocket(host: String, port: Int, timeoutSeconds: Double) throws(HTTPClientError)
@@ -52,6 +104,10 @@ public final class HTTPClientConnection {
     public func close() {
         if isOpen {
             isOpen = false
+            if let tls {
+                quire_tls_client_end(tls)
+                tls.deallocate()
+            }
             Glibc.close(socket)
         }
     }
@@ -107,6 +163,16 @@ public final class HTTPClientConnection {
     public func write(_ bytes: [UInt8]) throws(HTTPClientError) {
         var written = 0
         while written < bytes.count {
+            if let tls {
+                let count = bytes[written...].withUnsafeBytes {
+                    gnutls_record_send(tls.pointee.session, $0.baseAddress, $0.count)
+                }
+                if count == Int(GNUTLS_E_INTERRUPTED) { continue }
+                if count == Int(GNUTLS_E_AGAIN) { throw HTTPClientError("timed out sending to the server") }
+                if count < 0 { throw HTTPClientError("TLS send: \(String(cString: gnutls_strerror(Int32(count))))") }
+                written += count
+                continue
+            }
             let count = bytes[written...].withUnsafeBytes {
                 Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
@@ -150,6 +216,7 @@ public final class HTTPClientConnection {
 
     /// `true` when the peer has closed the connection (checked without blocking).
     public var isClosedByPeer: Bool {
+        if let tls, gnutls_record_check_pending(tls.pointee.session) > 0 { return false }
         var probe: UInt8 = 0
         let count = recv(socket, &probe, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
@@ -203,6 +270,25 @@ public final class HTTPClientConnection {
 
     private func receive() throws(HTTPClientError) -> Int {
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        let started = ContinuousClock.now
+        while let tls {
+            let count = chunk.withUnsafeMutableBytes {
+                gnutls_record_recv(tls.pointee.session, $0.baseAddress, $0.count)
+            }
+            if count >= 0 {
+                buffer += chunk[..<count]
+                return count
+            }
+            switch Int32(count) {
+            case GNUTLS_E_INTERRUPTED: continue
+            case GNUTLS_E_AGAIN:
+                // Also returned after a post-handshake message (a TLS 1.3 session ticket) with no data yet.
+                if ContinuousClock.now - started < .milliseconds(Int(timeoutSeconds * 1000) - 10) { continue }
+                throw HTTPClientError("timed out waiting for the server")
+            case GNUTLS_E_PREMATURE_TERMINATION: return 0  // closed without close_notify: the end, for HTTP
+            default: throw HTTPClientError("TLS receive: \(String(cString: gnutls_strerror(Int32(count))))")
+            }
+        }
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count >= 0 {
@@ -213,6 +299,21 @@ public final class HTTPClientConnection {
             if errno == EAGAIN || errno == EWOULDBLOCK { throw HTTPClientError("timed out waiting for the server") }
             throw .fromErrno("recv")
         }
+    }
+}
+
+/// How ``HTTPClientConnection`` speaks TLS: which certificate authorities it trusts, and which name the
+/// server's certificate must carry.
+public struct ClientTLS: Sendable, Equatable {
+    /// A PEM file of trusted certificate authorities; `nil` trusts the system's.
+    public var certificateAuthorityFile: String?
+    /// The name to send (SNI) and to find in the certificate; `nil`: the host connected to (an IP
+    /// address is then checked against the certificate's IP addresses).
+    public var serverName: String?
+
+    public init(certificateAuthorityFile: String? = nil, serverName: String? = nil) {
+        self.certificateAuthorityFile = certificateAuthorityFile
+        self.serverName = serverName
     }
 }
 

@@ -71,15 +71,48 @@ func requestCompletedTrampoline(
     server.requestFinished()
 }
 
-/// libmicrohttpd's connection notifications: a closed connection leaves the server's count.
+/// libmicrohttpd's connection notifications: a closed connection leaves the server's count. Over HTTPS a
+/// new connection is given the current certificate before its handshake starts, and holds it until closed.
 func connectionNotifyTrampoline(
     cls: UnsafeMutableRawPointer?,
     connection: OpaquePointer?,
     socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
     code: MHD_ConnectionNotificationCode
 ) {
-    guard let cls, code == .CONNECTION_NOTIFY_CLOSED else { return }
-    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().openConnections.closed()
+    guard let cls else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        guard let connection, let socketContext else { return }
+        server.prepareTLS(connection, slot: socketContext)
+    case .CONNECTION_NOTIFY_CLOSED:
+        if let held = socketContext?.pointee {
+            socketContext?.pointee = nil
+            Unmanaged<TLSCredentials>.fromOpaque(held).release()
+        }
+        server.openConnections.closed()
+    default:
+        break
+    }
+}
+
+extension HTTPServer {
+    /// Gives a new TLS connection the current credentials (retained in its slot until it closes) and the
+    /// session-ticket key. A connection that cannot be prepared is refused at its handshake (the daemon's
+    /// own certificate callback refuses), never served another certificate.
+    fileprivate func prepareTLS(_ connection: OpaquePointer, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard configuration.tls != nil else { return }  // plain HTTP: no lock taken per connection
+        guard let (credentials, ticketKey) = tlsState.withLock({ $0.map { ($0.credentials, $0.ticketKey) } }) else {
+            return
+        }
+        slot.pointee = Unmanaged.passRetained(credentials).toOpaque()
+        let result = quire_tls_prepare_connection(connection, credentials.pointer, ticketKey?.pointer)
+        if result < 0 {
+            libmicrohttpdLogTrampoline(
+                context: Unmanaged.passUnretained(self).toOpaque(),
+                message: "cannot prepare a TLS connection: \(String(cString: gnutls_strerror(result)))")
+        }
+    }
 }
 
 func libmicrohttpdLogTrampoline(context: UnsafeMutableRawPointer?, message: UnsafePointer<CChar>?) {

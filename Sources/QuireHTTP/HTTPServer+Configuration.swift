@@ -28,6 +28,8 @@ extension HTTPServer {
         public var connectionMemoryBytes: Int = 32 << 10
         /// How long a graceful shutdown lets requests in flight finish. Default `10` seconds.
         public var drainTimeoutSeconds: Double = 10
+        /// HTTPS with this certificate, key and priorities; `nil` serves plain HTTP. Default `nil`.
+        public var tls: TLSConfiguration?
 
         public init() {}
 

@@ -36,6 +36,8 @@ public final class HTTPServer: Sendable {
     let libraryMessages = Mutex<[String: FailureLog]>([:])
     /// Requests still arriving, cut when they take longer than `requestTimeoutSeconds`.
     let deadlines: RequestDeadlines
+    /// HTTPS only: the credentials each new connection is given (replaced by ``reloadCertificate()``).
+    let tlsState = Mutex<TLSState?>(nil)
 
     public init(configuration: Configuration, logger: Logger, responder: any HTTPResponder) {
         self.configuration = configuration
@@ -90,11 +92,18 @@ public final class HTTPServer: Sendable {
     public func start() throws(HTTPServerError) {
         try validate(configuration)
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
+        if let tls = configuration.tls {
+            try TLSCredentials.checkPriorities(tls.priorities)
+            let credentials = try TLSCredentials.load(tls)
+            tlsState.withLock {
+                $0 = TLSState(configuration: tls, credentials: credentials, ticketKey: TLSTicketKey())
+            }
+        }
         let port = try lifecycle.withLock { state throws(HTTPServerError) in
             guard case .idle = state else { throw .alreadyStarted }
             let acceptor = try ConnectionAcceptor(
                 address: address, host: configuration.host, limit: configuration.connectionLimit,
-                open: openConnections, logger: logger)
+                noDelay: configuration.tls != nil, open: openConnections, logger: logger)
             let daemon = try startDaemon()
             acceptor.start(handingTo: daemon)
             state = .running(daemon, acceptor)
@@ -105,8 +114,42 @@ public final class HTTPServer: Sendable {
             "listening",
             metadata: [
                 "host": "\(configuration.host)", "port": "\(port)", "threads": "\(configuration.threads)",
+                "scheme": "\(configuration.tls == nil ? "http" : "https")",
             ]
         )
+        if let certificate = tlsCertificate {
+            logger.info("TLS certificate", metadata: ["certificate": "\(certificate)"])
+            for warning in certificate.warnings() { logger.warning("TLS: \(warning)") }
+        }
+    }
+
+    /// The certificate new HTTPS connections are given, or `nil` when serving plain HTTP.
+    public var tlsCertificate: TLSCertificateSummary? {
+        tlsState.withLock { $0?.credentials.summary }
+    }
+
+    /// Reads the certificate and key files again and gives them to every later handshake; connections
+    /// already open keep the certificate they were given. When the new files cannot be used, nothing
+    /// changes and the error says why (the previous certificate stays in use).
+    ///
+    /// - Returns: the certificate now in use.
+    /// - Throws: ``HTTPServerError`` naming the file and the reason, or when the server does not serve HTTPS.
+    @discardableResult
+    public func reloadCertificate() throws(HTTPServerError) -> TLSCertificateSummary {
+        guard let tls = tlsState.withLock({ $0?.configuration }) else {
+            throw .invalidConfiguration("no TLS certificate to reload: the server serves plain HTTP")
+        }
+        let credentials = try TLSCredentials.load(tls)
+        tlsState.withLock { $0?.credentials = credentials }
+        return credentials.summary
+    }
+
+    /// Loads and checks a TLS configuration without serving it: what `start()` would refuse, said before.
+    ///
+    /// - Returns: the certificate's summary (see ``TLSCertificateSummary/warnings(now:)``).
+    public static func check(_ tls: TLSConfiguration) throws(HTTPServerError) -> TLSCertificateSummary {
+        try TLSCredentials.checkPriorities(tls.priorities)
+        return try TLSCredentials.load(tls).summary
     }
 
     /// Stops gracefully: stops accepting connections, answers every pending (deferred) response with its
@@ -194,7 +237,11 @@ public final class HTTPServer: Sendable {
         settings.connection_context = contexts.server
         settings.logger = contexts.logger
         errno = 0
-        guard let daemon = quire_mhd_start(&settings) else {
+        let started = withOptionalCString(configuration.tls?.priorities) { priorities in
+            settings.tls_priorities = priorities
+            return quire_mhd_start(&settings)
+        }
+        guard let daemon = started else {
             let error = errno
             contexts.release()
             throw HTTPServerError.cannotStart(host: configuration.host, port: configuration.port, errno: error)

@@ -7,6 +7,7 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
         case invalidConfiguration(String)
         case cannotStart(host: String, port: Int, reason: String)
         case alreadyStarted
+        case tls(file: String, reason: String)
     }
 
     private let code: Code
@@ -20,6 +21,8 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
         let reason = errno == 0 ? "libmicrohttpd refused the configuration" : String(cString: strerror(errno))
         return Self(code: .cannotStart(host: host, port: port, reason: reason))
     }
+    /// A TLS certificate or key file cannot be used; the text names the file and the reason.
+    public static func tls(file: String, reason: String) -> Self { Self(code: .tls(file: file, reason: reason)) }
     /// `start()` was called twice.
     public static var alreadyStarted: Self { Self(code: .alreadyStarted) }
 
@@ -33,6 +36,8 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
             "cannot listen on \(host):\(port): \(reason)"
         case .alreadyStarted:
             "the server is already started"
+        case .tls(let file, let reason):
+            "TLS: \(file): \(reason)"
         }
     }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-import QuireHTTP
+public import QuireHTTP
 
 /// A `quire` child process (the binary built next to the tests), its output in a file: for the tests
 /// of the executable itself, the crash test and the backup test.
@@ -61,10 +61,11 @@ public final class QuireProcess {
         throw HTTPClientError("quire did not start: \(output)")
     }
 
-    /// Waits until `/readyz` answers 200 (every list loaded).
-    public func waitUntilReady(port: Int) throws {
+    /// Waits until `/readyz` answers 200 (every list loaded); over HTTPS with `tls`.
+    public func waitUntilReady(port: Int, tls: ClientTLS? = nil) throws {
         for _ in 0..<400 {
-            if let status = try? HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/readyz").status,
+            if let status = try? HTTPClientConnection(host: "127.0.0.1", port: port, tls: tls).request("GET", "/readyz")
+                .status,
                 status == 200
             {
                 return

@@ -32,9 +32,9 @@ public final class TestServer: Sendable {
         self.port = port
     }
 
-    /// A new keep-alive connection to the server.
-    public func connect(timeoutSeconds: Double = 10) throws -> HTTPClientConnection {
-        try HTTPClientConnection(host: "127.0.0.1", port: port, timeoutSeconds: timeoutSeconds)
+    /// A new keep-alive connection to the server (over TLS with `tls`).
+    public func connect(timeoutSeconds: Double = 10, tls: ClientTLS? = nil) throws -> HTTPClientConnection {
+        try HTTPClientConnection(host: "127.0.0.1", port: port, timeoutSeconds: timeoutSeconds, tls: tls)
     }
 
     /// One request on a connection of its own.

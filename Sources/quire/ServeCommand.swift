@@ -6,7 +6,8 @@ import QuireAPI
 import QuireHTTP
 import QuireStore
 
-/// `quire serve`: starts the service, and stops it gracefully on SIGINT or SIGTERM.
+/// `quire serve`: starts the service, reloads its TLS certificate on SIGHUP, and stops it gracefully on
+/// SIGINT or SIGTERM.
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
@@ -37,6 +38,12 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Log format, text or json (log.format).")
     var logFormat: String?
 
+    @Option(name: .long, help: "Serve HTTPS with this PEM certificate chain (server.tls.certificateFile).")
+    var tlsCertificate: String?
+
+    @Option(name: .long, help: "The PEM private key of the certificate (server.tls.keyFile).")
+    var tlsKey: String?
+
     func run() throws {
         let settings: Settings
         do {
@@ -53,6 +60,7 @@ struct ServeCommand: ParsableCommand {
         LogSetup.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let logger = Logger(label: "quire")
         routeLibmicrohttpdPanics(to: logger)
+        for warning in settings.servingWarnings { logger.warning("\(warning)") }
 
         FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
         let store = try StoreSetup.open(settings.storagePath, logger: logger)
@@ -65,11 +73,34 @@ struct ServeCommand: ParsableCommand {
             service.shutdown()
             throw ExitCode(1)
         }
-        let signal = TerminationSignals.wait()
+        var signal = TerminationSignals.wait()
+        while signal == SIGHUP {
+            Self.reloadCertificate(of: service.server, logger: logger)
+            signal = TerminationSignals.wait()
+        }
         logger.info("received signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
         service.shutdown()
         // Closing checkpoints the write-ahead log into the file (what a kill leaves, the next start reads).
         do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
+    }
+
+    /// SIGHUP: the certificate and key files are read again for every later handshake; a file that
+    /// cannot be used is logged and the certificate in use stays.
+    private static func reloadCertificate(of server: HTTPServer, logger: Logger) {
+        guard server.configuration.tls != nil else {
+            logger.info("received signal SIGHUP: nothing to reload (plain HTTP)")
+            return
+        }
+        do {
+            let certificate = try server.reloadCertificate()
+            logger.info("received signal SIGHUP: TLS certificate reloaded", metadata: ["certificate": "\(certificate)"])
+            for warning in certificate.warnings() { logger.warning("TLS: \(warning)") }
+        } catch {
+            let current = server.tlsCertificate.map { "\($0)" } ?? "none"
+            logger.error(
+                "received signal SIGHUP: cannot reload the TLS certificate, keeping the one in use: \(error)",
+                metadata: ["certificate": "\(current)"])
+        }
     }
 
     private var flagValues: [String: ConfigContent] {
@@ -81,6 +112,8 @@ struct ServeCommand: ParsableCommand {
         if let storage { values["storage.path"] = .string(storage) }
         if let logLevel { values["log.level"] = .string(logLevel) }
         if let logFormat { values["log.format"] = .string(logFormat) }
+        if let tlsCertificate { values["server.tls.certificateFile"] = .string(tlsCertificate) }
+        if let tlsKey { values["server.tls.keyFile"] = .string(tlsKey) }
         return values
     }
 }

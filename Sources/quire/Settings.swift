@@ -17,6 +17,8 @@ struct Settings: Equatable {
     var logFormat: LogFormat = .text
     /// The SQLite file that keeps every list (`storage.path`); `:memory:` keeps them in memory only.
     var storagePath = Settings.defaultStoragePath
+    /// A TLS proxy in front terminates HTTPS (`server.tls.offloaded`): plain HTTP beyond loopback is meant.
+    var tlsOffloaded = false
 
     /// Where `make run` keeps its lists: a file under `data/`, relative to the working directory.
     static let defaultStoragePath = "data/quire.sqlite"
@@ -45,6 +47,11 @@ struct Settings: Equatable {
             ("server.maxBodyBytes", .int(http.maxBodyBytes)),
             ("server.connectionMemoryBytes", .int(http.connectionMemoryBytes)),
             ("server.drainTimeout", .double(http.drainTimeoutSeconds)),
+            ("server.tls.certificateFile", .string("")),
+            ("server.tls.keyFile", .string("")),
+            ("server.tls.keyPassword", .string("")),
+            ("server.tls.priorities", .string(TLSConfiguration.defaultPriorities)),
+            ("server.tls.offloaded", .bool(false)),
             ("auth.writeToken", .string("")),
             ("auth.readToken", .string("")),
             ("storage.path", .string(defaultStoragePath)),
@@ -97,7 +104,7 @@ struct Settings: Equatable {
             uniqueKeysWithValues: flags.map {
                 (
                     AbsoluteConfigKey($0.key.split(separator: ".").map(String.init)),
-                    ConfigValue($0.value, isSecret: $0.key == "auth.writeToken")
+                    ConfigValue($0.value, isSecret: $0.key == "auth.writeToken" || $0.key == "server.tls.keyPassword")
                 )
             })
         providers.append(InMemoryProvider(name: "flags", values: flagValues))
@@ -107,7 +114,8 @@ struct Settings: Equatable {
         }
         providers.append(
             EnvironmentVariablesProvider(
-                environmentVariables: prefixed, secretsSpecifier: .specific(["AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN"])))
+                environmentVariables: prefixed,
+                secretsSpecifier: .specific(["AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN", "SERVER_TLS_KEY_PASSWORD"])))
         if let configFile {
             providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
         }
@@ -130,6 +138,8 @@ struct Settings: Equatable {
         http.maxBodyBytes = try config.requiredInt(forKey: "server.maxBodyBytes")
         http.connectionMemoryBytes = try config.requiredInt(forKey: "server.connectionMemoryBytes")
         http.drainTimeoutSeconds = try config.requiredDouble(forKey: "server.drainTimeout")
+        http.tls = try Self.tls(config)
+        tlsOffloaded = try config.requiredBool(forKey: "server.tls.offloaded")
         service.http = http
         service.limits = ListLimits(
             maxItems: try config.requiredInt(forKey: "limits.maxItems"),
@@ -172,6 +182,27 @@ struct Settings: Equatable {
         guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
     }
 
+    /// `server.tls.*`: HTTPS when both files are named, plain HTTP when neither is.
+    private static func tls(_ config: ConfigReader) throws -> TLSConfiguration? {
+        let certificate = try config.requiredString(forKey: "server.tls.certificateFile")
+        let key = try config.requiredString(forKey: "server.tls.keyFile")
+        let password = try config.requiredString(forKey: "server.tls.keyPassword", isSecret: true)
+        let priorities = try config.requiredString(forKey: "server.tls.priorities")
+        switch (certificate.isEmpty, key.isEmpty) {
+        case (true, true):
+            return nil
+        case (false, true):
+            throw SettingsError("server.tls.certificateFile is set but server.tls.keyFile is not: HTTPS needs both")
+        case (true, false):
+            throw SettingsError("server.tls.keyFile is set but server.tls.certificateFile is not: HTTPS needs both")
+        case (false, false):
+            guard !priorities.isEmpty else { throw SettingsError("server.tls.priorities must not be empty") }
+            return TLSConfiguration(
+                certificateFile: certificate, keyFile: key, keyPassword: password.isEmpty ? nil : password,
+                priorities: priorities)
+        }
+    }
+
     /// Refuses values out of range, naming the key.
     static func check(_ service: QuireService.Configuration) throws {
         let checks: [(Bool, String)] = [
@@ -203,15 +234,35 @@ struct Settings: Equatable {
         }
     }
 
-    /// Refuses what would be unsafe to run: an open write API on a non-loopback address.
-    func validateForServing() throws {
+    /// Refuses what would be unsafe to run: an open write API on a non-loopback address, and a TLS
+    /// certificate or key that cannot be used (missing, unreadable, not PEM, not a pair).
+    ///
+    /// - Returns: the certificate's summary when serving HTTPS.
+    @discardableResult
+    func validateForServing() throws -> TLSCertificateSummary? {
         let host = service.http.host
-        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
-        if !loopback && service.writeToken == nil {
+        if !isLoopback && service.writeToken == nil {
             throw SettingsError(
                 "refusing to listen on \(host) without a write token: set auth.writeToken (QUIRE_AUTH_WRITE_TOKEN or --write-token)"
             )
         }
+        guard let tls = service.http.tls else { return nil }
+        return try HTTPServer.check(tls)
+    }
+
+    /// What the operator should hear at start: plain HTTP beyond loopback with no TLS proxy declared.
+    var servingWarnings: [String] {
+        guard service.http.tls == nil, !isLoopback, !tlsOffloaded else { return [] }
+        return [
+            "serving plain HTTP on \(service.http.host): phones refuse cleartext (iOS App Transport Security, "
+                + "Android 9+); set server.tls.certificateFile and server.tls.keyFile, or server.tls.offloaded: true "
+                + "when a TLS proxy is in front"
+        ]
+    }
+
+    private var isLoopback: Bool {
+        let host = service.http.host
+        return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
     }
 }
 

@@ -119,6 +119,33 @@ struct SettingsTests {
         }
     }
 
+    @Test("server.tls.*: both files or neither; plain HTTP beyond loopback warns unless offloaded")
+    func tlsSettings() async throws {
+        let environment = [
+            "QUIRE_SERVER_TLS_CERTIFICATE_FILE": "/c.pem", "QUIRE_SERVER_TLS_KEY_FILE": "/k.pem",
+            "QUIRE_SERVER_TLS_KEY_PASSWORD": "pw",
+        ]
+        let settings = try await Settings.load(configFile: nil, environment: environment, flags: [:])
+        #expect(
+            settings.service.http.tls
+                == TLSConfiguration(certificateFile: "/c.pem", keyFile: "/k.pem", keyPassword: "pw"))
+        #expect(try await Settings.load(configFile: nil, environment: [:], flags: [:]).service.http.tls == nil)
+        await #expect(throws: SettingsError.self) {
+            try await Settings.load(configFile: nil, environment: ["QUIRE_SERVER_TLS_KEY_FILE": "/k.pem"], flags: [:])
+        }
+        var plain = Settings()
+        plain.service.http.host = "0.0.0.0"
+        #expect(plain.servingWarnings.count == 1)
+        #expect(plain.servingWarnings.first?.contains("server.tls.offloaded") == true)
+        plain.tlsOffloaded = true
+        #expect(plain.servingWarnings.isEmpty)
+        var secure = Settings()
+        secure.service.http.host = "0.0.0.0"
+        secure.service.http.tls = TLSConfiguration(certificateFile: "/c.pem", keyFile: "/k.pem")
+        #expect(secure.servingWarnings.isEmpty)
+        #expect(Settings().servingWarnings.isEmpty)  // loopback
+    }
+
     @Test("quire health parses its URL")
     func healthTarget() {
         func parts(_ url: String) -> [String]? {
@@ -127,7 +154,8 @@ struct SettingsTests {
         #expect(parts("http://127.0.0.1:8080/healthz") == ["127.0.0.1", "8080", "/healthz"])
         #expect(parts("http://[::1]:81/h") == ["::1", "81", "/h"])
         #expect(parts("http://localhost") == ["localhost", "80", "/"])
-        #expect(parts("https://x") == nil)
+        #expect(parts("https://x") == ["x", "443", "/"])
+        #expect(parts("ftp://x") == nil)
         #expect(parts("http://x:99999/") == nil)
     }
 }

@@ -1,0 +1,256 @@
+#ifndef QUIRE_TLS_SHIM_H
+#define QUIRE_TLS_SHIM_H
+
+/*
+ * The GnuTLS side of HTTPS, for QuireHTTP: loading and checking a certificate chain and its key, the
+ * credentials each new TLS connection handshakes with (so that a reloaded certificate serves every
+ * later handshake while open connections keep theirs), session-ticket keys, and a small TLS client
+ * for `quire health` and the tests. libmicrohttpd (Debian's build) links the same GnuTLS.
+ * Everything is `static inline`, prefixed `quire_tls_`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <microhttpd.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <gnutls/abstract.h>
+
+/** Where loading a certificate and key failed. */
+enum quire_tls_stage {
+    QUIRE_TLS_OK = 0,
+    QUIRE_TLS_CERTIFICATE = 1, /* the certificate file holds no readable PEM certificate */
+    QUIRE_TLS_KEY = 2,         /* the key file holds no readable PEM private key (or the password is wrong) */
+    QUIRE_TLS_PAIR = 3,        /* GnuTLS refused the pair (the key does not match the certificate, …) */
+    QUIRE_TLS_MEMORY = 4,
+};
+
+/** A loaded certificate chain and key, ready for handshakes, and what the logs say of its leaf. */
+struct quire_tls_loaded {
+    gnutls_certificate_credentials_t credentials;
+    time_t not_before;
+    time_t not_after;
+    unsigned int chain_length;
+    char serial[80];   /* hex, lower case */
+    char subject[512]; /* RFC 4514 */
+};
+
+/** Hexadecimal, lower case, without the leading zero bytes of a DER integer (as openssl prints serials). */
+static inline void quire_tls_hex(const unsigned char *bytes, size_t count, char *out, size_t capacity) {
+    static const char digits[] = "0123456789abcdef";
+    size_t written = 0;
+    while (count > 1 && 0 == bytes[0]) {
+        bytes++;
+        count--;
+    }
+    for (size_t index = 0; index < count && written + 2 < capacity; index++) {
+        out[written++] = digits[bytes[index] >> 4];
+        out[written++] = digits[bytes[index] & 15];
+    }
+    out[written] = 0;
+}
+
+static inline void quire_tls_describe_leaf(gnutls_x509_crt_t leaf, struct quire_tls_loaded *out) {
+    unsigned char serial[40];
+    size_t serial_size = sizeof serial;
+    out->not_before = gnutls_x509_crt_get_activation_time(leaf);
+    out->not_after = gnutls_x509_crt_get_expiration_time(leaf);
+    out->serial[0] = 0;
+    if (gnutls_x509_crt_get_serial(leaf, serial, &serial_size) == 0) {
+        quire_tls_hex(serial, serial_size, out->serial, sizeof out->serial);
+    }
+    gnutls_datum_t dn = { NULL, 0 };
+    out->subject[0] = 0;
+    if (gnutls_x509_crt_get_dn2(leaf, &dn) == 0) {
+        snprintf(out->subject, sizeof out->subject, "%.*s", (int) dn.size, (const char *) dn.data);
+        gnutls_free(dn.data);
+    }
+}
+
+/**
+ * Parses a PEM certificate chain (leaf first) and a PEM private key (optionally encrypted with
+ * `password`, NULL for none) and builds credentials from them. Returns QUIRE_TLS_OK and fills `out`
+ * (whose credentials the caller frees with gnutls_certificate_free_credentials), or the stage that
+ * failed with its GnuTLS error code in `*error`.
+ */
+static inline enum quire_tls_stage quire_tls_load(const unsigned char *certificate_pem, unsigned int certificate_size,
+                                                  const unsigned char *key_pem, unsigned int key_size,
+                                                  const char *password, struct quire_tls_loaded *out, int *error) {
+    gnutls_datum_t certificate = { (unsigned char *) certificate_pem, certificate_size };
+    gnutls_datum_t key = { (unsigned char *) key_pem, key_size };
+    gnutls_x509_crt_t *chain = NULL;
+    unsigned int count = 0;
+    memset(out, 0, sizeof *out);
+    *error = gnutls_x509_crt_list_import2(&chain, &count, &certificate, GNUTLS_X509_FMT_PEM, 0);
+    if (*error < 0 || 0 == count) {
+        if (*error >= 0) *error = GNUTLS_E_NO_CERTIFICATE_FOUND;
+        return QUIRE_TLS_CERTIFICATE;
+    }
+    out->chain_length = count;
+    quire_tls_describe_leaf(chain[0], out);
+    for (unsigned int index = 0; index < count; index++) gnutls_x509_crt_deinit(chain[index]);
+    gnutls_free(chain);
+
+    gnutls_x509_privkey_t parsed;
+    if ((*error = gnutls_x509_privkey_init(&parsed)) < 0) return QUIRE_TLS_MEMORY;
+    *error = gnutls_x509_privkey_import2(parsed, &key, GNUTLS_X509_FMT_PEM, password, 0);
+    gnutls_x509_privkey_deinit(parsed);
+    if (*error < 0) return QUIRE_TLS_KEY;
+
+    if ((*error = gnutls_certificate_allocate_credentials(&out->credentials)) < 0) return QUIRE_TLS_MEMORY;
+    *error = gnutls_certificate_set_x509_key_mem2(out->credentials, &certificate, &key, GNUTLS_X509_FMT_PEM,
+                                                  password, 0);
+    if (*error < 0) {
+        gnutls_certificate_free_credentials(out->credentials);
+        out->credentials = NULL;
+        return QUIRE_TLS_PAIR;
+    }
+    *error = 0;
+    return QUIRE_TLS_OK;
+}
+
+/** Checks a GnuTLS priority string. Returns 0, or a GnuTLS error with the offset of the bad part. */
+static inline int quire_tls_check_priorities(const char *priorities, int *error_offset) {
+    gnutls_priority_t cache;
+    const char *error_position = NULL;
+    int result = gnutls_priority_init(&cache, priorities, &error_position);
+    *error_offset = error_position ? (int) (error_position - priorities) : -1;
+    if (result == 0) gnutls_priority_deinit(cache);
+    return result;
+}
+
+/** Libmicrohttpd's fallback certificate callback: refuses the handshake. Every connection is given the
+ * current credentials when it starts (`quire_tls_prepare_connection`), so this runs only for a connection
+ * that could not be, which is then refused rather than served with anything else. */
+static int quire_tls_refuse_certificate(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                                        const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                                        gnutls_pcert_st **pcert, unsigned int *pcert_length,
+                                        gnutls_privkey_t *privkey) {
+    (void) session; (void) req_ca_rdn; (void) nreqs; (void) pk_algos; (void) pk_algos_length;
+    *pcert = NULL;
+    *pcert_length = 0;
+    *privkey = NULL;
+    return -1;
+}
+
+/** A session-ticket key (for resumption), or NULL. Free it with `quire_tls_ticket_key_free`. */
+static inline gnutls_datum_t *quire_tls_ticket_key_new(void) {
+    gnutls_datum_t *key = calloc(1, sizeof *key);
+    if (NULL == key) return NULL;
+    if (gnutls_session_ticket_key_generate(key) < 0) {
+        free(key);
+        return NULL;
+    }
+    return key;
+}
+
+static inline void quire_tls_ticket_key_free(gnutls_datum_t *key) {
+    if (NULL == key) return;
+    gnutls_memset(key->data, 0, key->size);
+    gnutls_free(key->data);
+    free(key);
+}
+
+/**
+ * Gives a new TLS connection the credentials it handshakes with, and session tickets with `ticket_key`
+ * (NULL: none). Called when libmicrohttpd announces the connection, on its worker thread, before any
+ * byte of the handshake. Returns 0 or a GnuTLS error.
+ */
+static inline int quire_tls_prepare_connection(struct MHD_Connection *connection,
+                                               gnutls_certificate_credentials_t credentials,
+                                               const gnutls_datum_t *ticket_key) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (NULL == info || NULL == info->tls_session) return GNUTLS_E_INVALID_REQUEST;
+    gnutls_session_t session = (gnutls_session_t) info->tls_session;
+    int result = gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, credentials);
+    if (result < 0 || NULL == ticket_key) return result;
+    return gnutls_session_ticket_enable_server(session, ticket_key);
+}
+
+/* ---- The client side: `quire health` and the tests' HTTPS connections. ---- */
+
+/** A client's TLS session over a connected, blocking socket. */
+struct quire_tls_client {
+    gnutls_session_t session;
+    gnutls_certificate_credentials_t credentials;
+};
+
+/**
+ * Handshakes as a client over `socket`, trusting the PEM certificates of `ca_file` (NULL: the system's),
+ * checking that the server's certificate names `host` (a DNS name or an IP literal). Returns 0, or a
+ * GnuTLS error (the client is then already released). A socket read timeout ends the handshake with
+ * GNUTLS_E_AGAIN. On a verification failure `message` explains it.
+ */
+static inline int quire_tls_client_start(struct quire_tls_client *client, int socket, const char *ca_file,
+                                         const char *host, int host_is_name, char *message, size_t capacity) {
+    int result;
+    message[0] = 0;
+    memset(client, 0, sizeof *client);
+    if ((result = gnutls_certificate_allocate_credentials(&client->credentials)) < 0) return result;
+    result = ca_file ? gnutls_certificate_set_x509_trust_file(client->credentials, ca_file, GNUTLS_X509_FMT_PEM)
+                     : gnutls_certificate_set_x509_system_trust(client->credentials);
+    if (result <= 0) {
+        gnutls_certificate_free_credentials(client->credentials);
+        return result < 0 ? result : GNUTLS_E_NO_CERTIFICATE_FOUND;
+    }
+    if ((result = gnutls_init(&client->session, GNUTLS_CLIENT | GNUTLS_NO_SIGNAL)) < 0) {
+        gnutls_certificate_free_credentials(client->credentials);
+        return result;
+    }
+    gnutls_set_default_priority(client->session);
+    gnutls_credentials_set(client->session, GNUTLS_CRD_CERTIFICATE, client->credentials);
+    if (host_is_name) gnutls_server_name_set(client->session, GNUTLS_NAME_DNS, host, strlen(host));
+    gnutls_session_set_verify_cert(client->session, host, 0);
+    gnutls_transport_set_int(client->session, socket);
+    do {
+        result = gnutls_handshake(client->session);
+    } while (result == GNUTLS_E_INTERRUPTED);
+    if (result < 0) {
+        if (result == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
+            gnutls_datum_t text = { NULL, 0 };
+            unsigned int status = gnutls_session_get_verify_cert_status(client->session);
+            if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) == 0) {
+                snprintf(message, capacity, "%.*s", (int) text.size, (const char *) text.data);
+                gnutls_free(text.data);
+            }
+        }
+        gnutls_deinit(client->session);
+        gnutls_certificate_free_credentials(client->credentials);
+        memset(client, 0, sizeof *client);
+    }
+    return result;
+}
+
+/** Sends close_notify (best effort) and releases the session. */
+static inline void quire_tls_client_end(struct quire_tls_client *client) {
+    if (NULL == client->session) return;
+    gnutls_bye(client->session, GNUTLS_SHUT_WR);
+    gnutls_deinit(client->session);
+    gnutls_certificate_free_credentials(client->credentials);
+    memset(client, 0, sizeof *client);
+}
+
+/** The serial number of the server's certificate (hex), or an empty string. */
+static inline void quire_tls_client_peer_serial(const struct quire_tls_client *client, char *out, size_t capacity) {
+    unsigned int count = 0;
+    out[0] = 0;
+    const gnutls_datum_t *peers = gnutls_certificate_get_peers(client->session, &count);
+    if (NULL == peers || 0 == count) return;
+    gnutls_x509_crt_t leaf;
+    if (gnutls_x509_crt_init(&leaf) < 0) return;
+    if (gnutls_x509_crt_import(leaf, &peers[0], GNUTLS_X509_FMT_DER) == 0) {
+        unsigned char serial[40];
+        size_t serial_size = sizeof serial;
+        if (gnutls_x509_crt_get_serial(leaf, serial, &serial_size) == 0) quire_tls_hex(serial, serial_size, out, capacity);
+    }
+    gnutls_x509_crt_deinit(leaf);
+}
+
+/** The negotiated protocol's name ("TLS1.3"), never NULL. */
+static inline const char *quire_tls_client_protocol(const struct quire_tls_client *client) {
+    const char *name = gnutls_protocol_get_name(gnutls_protocol_get_version(client->session));
+    return name ? name : "";
+}
+
+#endif
