@@ -8,6 +8,10 @@
                                                      p99, errors
   scripts/bench.py soak [--seconds S] [--warm-up W]  pages + sessions + writes + long polls at once; fails on any error
                                                      or on resident-memory growth after the warm-up
+  scripts/bench.py window-cost                        what an answer costs at a 100- and a 20,000-item window (extend,
+                                                     changes after a 1-item write), over HTTP
+  scripts/bench.py fan-out [--count N] [--window W]  N sessions holding W-item windows long-poll one list; one 1-item
+                                                     write: time until every one is answered
 
 Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
 """
@@ -458,6 +462,121 @@ def long_polls(options):
     asyncio.run(long_polls_async(port, base, options.count))
 
 
+def put_feed(base, count, name="feed"):
+    """A list of `count` items in one section, written with ops (versions then carry their change log)."""
+    request("PUT", base + f"/v1/lists/{name}", {"sections": [{"id": "all", "items": []}]})
+    for chunk in range(0, count, 2000):
+        items = [{"id": f"f{i}", "type": "row", "data": {"title": f"Item {i}", "n": i}}
+                 for i in range(chunk, min(chunk + 2000, count))]
+        request("POST", base + f"/v1/lists/{name}/ops", {"ops": [{"op": "insertItems", "section": "all", "items": items}]})
+
+
+def open_window(connection, list_name, size, limit=500):
+    """A session whose window holds `size` items: created with `limit`, then extended."""
+    status, body = connection.request("POST", f"/v1/lists/{list_name}/sessions",
+                                      json.dumps({"limit": min(limit, size)}).encode())
+    session = json.loads(body)
+    held = min(limit, size)
+    version = session["version"]
+    while held < size:
+        step = min(limit, size - held)
+        status, body = connection.request(
+            "GET", f"/v1/sessions/{session['session']}/changes?since={version}&extend=next&limit={step}")
+        version = json.loads(body)["version"]
+        held += step
+    return session["session"], version
+
+
+def window_cost(options):
+    """Median time of one request at a 100-item and at a 20,000-item window, on one keep-alive connection."""
+    process, base = start_quire()
+    port = int(base.rsplit(":", 1)[1])
+    put_feed(base, 20_000)
+    connection = Connection(port)
+
+    def timed(session, path):
+        started = time.perf_counter()
+        status, _ = connection.request("GET", path)
+        elapsed = (time.perf_counter() - started) * 1000
+        if status != 200:
+            sys.exit(f"{path}: {status}")
+        connection.request("DELETE", f"/v1/sessions/{session}")
+        return elapsed
+
+    results = {}
+    for size in (100, 19_900):
+        # extend=next&limit=50 with nothing written, on a session holding `size` items
+        samples = []
+        for _ in range(60):
+            session, version = open_window(connection, "feed", size)
+            samples.append(timed(session, f"/v1/sessions/{session}/changes?since={version}&extend=next&limit=50"))
+        results[("extend", size)] = statistics.median(samples)
+    for size in (100, 20_000):
+        samples = []
+        for round_number in range(60):
+            session, version = open_window(connection, "feed", size)
+            connection.request("POST", "/v1/lists/feed/ops", json.dumps({"ops": [{"op": "updateItems", "items": [
+                {"id": "f50", "type": "row", "data": {"edited": round_number}}]}]}).encode())
+            samples.append(timed(session, f"/v1/sessions/{session}/changes?since={version}"))
+        results[("changes", size)] = statistics.median(samples)
+    print("| figure | 100-item window | 20,000-item window | ratio | target |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, large, label in (("extend", 19_900, "`changes?extend=next&limit=50`, nothing written"),
+                               ("changes", 20_000, "`changes?since=` after a 1-item `updateItems`")):
+        small, big = results[(name, 100)], results[(name, large)]
+        ratio = big / small
+        print(f"| {label} | {small:.3f} ms | {big:.3f} ms | {ratio:.2f}x | <= 1.5x {'ok' if ratio <= 1.5 else 'MISSED'} |")
+
+
+async def fan_out_async(port, base, count, window):
+    connection = Connection(port)
+    sessions = [open_window(connection, "feed", window) for _ in range(count)]
+    answered = []
+    errors = []
+
+    async def poll(session, version):
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            path = f"/v1/sessions/{session}/changes?since={version}&wait=60"
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))
+            await reader.readexactly(length)
+            answered.append((time.monotonic(), int(head.split()[1])))
+            writer.close()
+        except Exception as error:  # counted, reported
+            errors.append(repr(error))
+
+    tasks = [asyncio.create_task(poll(session, version)) for session, version in sessions]
+    deadline = time.monotonic() + 120
+    waiting = 0
+    while time.monotonic() < deadline:
+        waiting = metric(base, "quire_long_polls_waiting")
+        if waiting >= count:
+            break
+        await asyncio.sleep(0.1)
+    write_time = time.monotonic()
+    await asyncio.to_thread(request, "POST", base + "/v1/lists/feed/ops", {"ops": [
+        {"op": "updateItems", "items": [{"id": "f10", "type": "row", "data": {"edited": True}}]}]})
+    await asyncio.wait_for(asyncio.gather(*tasks), timeout=120)
+    latest = max(t for t, _ in answered) - write_time if answered else float("nan")
+    statuses = sorted({status for _, status in answered})
+    print(f"fan-out: {count} sessions holding {window}-item windows, {waiting} long polls waiting; one 1-item write")
+    print(f"fan-out: {len(answered)} answered (statuses {statuses}, {len(errors)} errors); the last "
+          f"{latest * 1000:.0f} ms after the write (target <= 1000 ms) {'ok' if latest <= 1 and not errors else 'MISSED'}")
+
+
+def fan_out(options):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, options.count + 4096), hard))
+    process, base = start_quire({"QUIRE_LONG_POLL_MAX_WAITERS": str(options.count + 100),
+                                 "QUIRE_SERVER_CONNECTION_LIMIT": str(options.count + 1000)})
+    port = int(base.rsplit(":", 1)[1])
+    put_feed(base, max(options.window * 2, 20_000))
+    asyncio.run(fan_out_async(port, base, options.count, options.window))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -479,10 +598,14 @@ def main():
     sk.add_argument("--interval", type=float, default=5.0, help="seconds between RSS samples")
     sk.add_argument("--write-rate", type=int, default=20)
     sk.add_argument("--max-growth", type=float, default=10.0, help="MB of RSS growth allowed after the warm-up")
+    commands.add_parser("window-cost")
+    f = commands.add_parser("fan-out")
+    f.add_argument("--count", type=int, default=10_000)
+    f.add_argument("--window", type=int, default=2_000)
     options = parser.parse_args()
     try:
         {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load,
-         "soak": soak}[options.command](options)
+         "soak": soak, "window-cost": window_cost, "fan-out": fan_out}[options.command](options)
     finally:
         stop_all()
 
