@@ -7,6 +7,8 @@ public struct Session: Sendable {
     public let id: String
     public let list: String
     public let format: ChangeFormat
+    /// The `sub` of the token that created the session (`nil` without one): only it may use the session.
+    public let subject: String?
     /// Items per page when extending without a `limit`.
     public var limit: Int
     /// The window the client holds now.
@@ -16,10 +18,13 @@ public struct Session: Sendable {
     /// Counts the session's changes, to detect a concurrent update.
     public internal(set) var revision: UInt64 = 0
 
-    public init(id: String, list: String, format: ChangeFormat, limit: Int, window: SessionWindow) {
+    public init(
+        id: String, list: String, format: ChangeFormat, limit: Int, window: SessionWindow, subject: String? = nil
+    ) {
         self.id = id
         self.list = list
         self.format = format
+        self.subject = subject
         self.limit = limit
         self.current = window
     }
