@@ -2,25 +2,26 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// SIGINT and SIGTERM, received by one dedicated thread through `sigwait`.
+/// SIGINT and SIGTERM (stop), and SIGHUP (reload), received by one dedicated thread through `sigwait`.
 enum TerminationSignals {
     private static var set: sigset_t {
         var signals = sigset_t()
         sigemptyset(&signals)
         sigaddset(&signals, SIGINT)
         sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGHUP)
         return signals
     }
 
-    /// Blocks both signals in the calling thread; threads it starts afterwards inherit the mask.
+    /// Blocks the signals in the calling thread; threads it starts afterwards inherit the mask.
     static func blockInThisThread() {
         var signals = set
         pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
-    /// Blocks the calling thread until SIGINT or SIGTERM arrives, and returns its number.
+    /// Blocks the calling thread until SIGINT, SIGTERM or SIGHUP arrives, and returns its number.
     ///
-    /// - Precondition: both signals are blocked in every thread (``blockInThisThread()`` at start-up).
+    /// - Precondition: the signals are blocked in every thread (``blockInThisThread()`` at start-up).
     static func wait() -> Int32 {
         var signals = set
         var received: Int32 = 0
