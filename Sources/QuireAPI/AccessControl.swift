@@ -122,6 +122,8 @@ struct AccessControl: Sendable {
             let list = parameters["list"] ?? ""
             guard caller.mayWrite(list) else { throw deny(.forbidden, "The token may not write the list \(list).") }
         case .session:
+            // Without JWT no session has a subject and every caller reads every list: nothing to look up.
+            guard verifier != nil else { break }
             let id = parameters["id"] ?? ""
             // An unknown session is left to the route, which answers 404 as for anyone.
             guard SessionID.isWellFormed(id), let session = sessions.session(id) else { break }
@@ -177,11 +179,11 @@ struct AccessControl: Sendable {
     /// The token of `Authorization: Bearer <token>`, or `nil`.
     static func bearer(_ request: Request) -> String? {
         guard let header = request.headers["Authorization"] else { return nil }
-        let prefix = "bearer "
-        guard header.utf8.count > prefix.utf8.count, header.prefix(prefix.count).lowercased() == prefix else {
-            return nil
-        }
-        return String(header.dropFirst(prefix.count))
+        // The scheme is case-insensitive (RFC 9110 §11.1); "Bearer " is checked first, as clients send it.
+        guard header.utf8.count > 7,
+            header.utf8.starts(with: "Bearer ".utf8) || header.prefix(7).lowercased() == "bearer "
+        else { return nil }
+        return String(header.dropFirst(7))
     }
 
     /// Compares every byte whatever the first difference, so the time taken says nothing about the token.
