@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
         // C at the bottom: libmicrohttpd through pkg-config, plus the shim for its variadic functions.
@@ -52,6 +53,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -102,6 +104,7 @@ let package = Package(
             dependencies: [
                 "QuireAPI", "QuireHTTP", "QuireCore", "QuireClient", "QuireTesting", "quire",
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Quire's HTTP benchmarks, each measured in one run against ../shared/bench/mhd-reference.c.
 
-  scripts/bench.py http [--rounds N] [--seconds S]   requests/s, p50, p99 of the read endpoints vs the reference
+  scripts/bench.py http [--rounds N] [--seconds S] [--only TEXT]
+                                                     requests/s, p50, p99 of the read endpoints vs the reference
+                                                     (the demo page also with an HS256 and an ES256 token)
   scripts/bench.py sessions [--count N]              resident memory growth for N sessions (50-item windows)
   scripts/bench.py long-polls [--count N]            N concurrent long polls on one list, one write: time to answer all
   scripts/bench.py load [--rounds N] [--seconds S]   the wrk Lua scenarios of bench/ vs the reference: requests/s, p50,
@@ -15,7 +17,7 @@
 
 Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
 """
-import argparse, asyncio, json, os, re, resource, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, asyncio, base64, json, os, re, resource, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,6 +51,8 @@ def stop_all():
 def request(method, url, body=None, token=None):
     data = json.dumps(body).encode() if body is not None else None
     headers = {"Content-Type": "application/json"} if data is not None else {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     req = urllib.request.Request(url, data=data, method=method, headers=headers)
     with urllib.request.urlopen(req, timeout=60) as response:
         return response.status, response.read()
@@ -81,10 +85,12 @@ def start_quire(extra_env=None):
     return process, base
 
 
-def wrk(url, seconds, connections=64, close=False):
+def wrk(url, seconds, connections=64, close=False, token=None):
     """wrk on `url`; with `close`, every request asks for `Connection: close`, so each is on a new
-    connection (the accept path)."""
+    connection (the accept path); with `token`, every request carries it as a bearer token."""
     headers = ["-H", "Connection: close"] if close else []
+    if token:
+        headers += ["-H", f"Authorization: Bearer {token}"]
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *headers, url],
                          capture_output=True, text=True, timeout=seconds + 30).stdout
     return parse_wrk(out)
@@ -131,6 +137,38 @@ def parse_wrk(out, split=False):
     return rps, ms("50"), ms("99"), errors + non2xx
 
 
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def es256_setup(directory):
+    """An ES256 key made with openssl, its JWKS file, and a token for `read:demo` signed with it: returns
+    (jwks path, token). The signature is openssl's DER (r, s) turned into the 64 bytes JWS wants."""
+    key = os.path.join(directory, "es256.pem")
+    subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key], check=True)
+    text = subprocess.run(["openssl", "ec", "-in", key, "-text", "-noout"], capture_output=True, text=True,
+                          check=True).stdout
+    pub = bytes.fromhex(re.search(r"pub:\s*([0-9a-f:\s]+?)\s*ASN1", text, re.S).group(1).replace(":", "")
+                        .replace(" ", "").replace("\n", ""))
+    jwks = os.path.join(directory, "jwks.json")
+    with open(jwks, "w") as f:
+        json.dump({"keys": [{"kty": "EC", "crv": "P-256", "alg": "ES256", "kid": "bench",
+                             "x": b64url(pub[1:33]), "y": b64url(pub[33:65])}]}, f)
+    header = b64url(json.dumps({"alg": "ES256", "kid": "bench", "typ": "JWT"}).encode())
+    payload = b64url(json.dumps({"sub": "bench", "scope": "read:demo", "exp": int(time.time()) + 3600}).encode())
+    der = subprocess.run(["openssl", "dgst", "-sha256", "-sign", key], input=f"{header}.{payload}".encode(),
+                         capture_output=True, check=True).stdout
+    # SEQUENCE { INTEGER r, INTEGER s }
+    offset = 2 if der[1] < 0x80 else 3
+    integers = []
+    for _ in range(2):
+        length = der[offset + 1]
+        integers.append(int.from_bytes(der[offset + 2:offset + 2 + length], "big"))
+        offset += 2 + length
+    signature = b"".join(n.to_bytes(32, "big") for n in integers)
+    return jwks, f"{header}.{payload}.{b64url(signature)}"
+
+
 def http(options):
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: make deps-bench")
@@ -142,35 +180,49 @@ def http(options):
     # The same server with its access log on (a JSON line per request, to /dev/null): the default
     # configuration logs every request.
     _, logged = start_quire({"QUIRE_LOG_LEVEL": "info", "QUIRE_LOG_FORMAT": "json"})
+    # The same server with JSON Web Tokens on: an HS256 token from `quire token`, an ES256 one made here.
+    secret = "bench-secret-" + "x" * 32
+    jwks, es256 = es256_setup(tempfile.mkdtemp(prefix="quire-jwt-"))
+    _, tokened = start_quire({"QUIRE_AUTH_JWT_SECRET": secret, "QUIRE_AUTH_JWT_JWKS_FILE": jwks})
+    hs256 = subprocess.run([build(), "token", "--sub", "bench", "--scope", "read:demo", "--ttl", "1h"],
+                           env=dict(os.environ, QUIRE_AUTH_JWT_SECRET=secret), capture_output=True, text=True,
+                           check=True).stdout.strip()
     status, body = request("POST", base + "/v1/lists/demo/sessions", {"limit": 20})
     session = json.loads(body)
     endpoints = [
         ("GET /healthz", "/healthz", 0.9, False),
         ("GET /v1/lists/demo?limit=20", "/v1/lists/demo?limit=20", 0.7, False),
+        ("GET /v1/lists/demo?limit=20 HS256", (tokened + "/v1/lists/demo?limit=20", hs256), 0.8, False),
+        ("GET /v1/lists/demo?limit=20 ES256", (tokened + "/v1/lists/demo?limit=20", es256), None, False),
         ("GET changes (nothing new)", f"/v1/sessions/{session['session']}/changes?since={session['version']}", 0.6,
          False),
         ("GET /healthz, new connections", "/healthz", 0.8, True),
         ("GET /healthz, JSON access log", logged + "/healthz", None, False),
     ]
-    print(f"{'endpoint':32} {'server':10} {'requests/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    print(f"{'endpoint':36} {'server':10} {'requests/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
     results = []
     for name, path, target, close in endpoints:
+        if options.only and options.only not in name:
+            continue
+        path, token = path if isinstance(path, tuple) else (path, None)
         url = path if path.startswith("http") else base + path
-        _, expected = request("GET", url)
+        status, expected = request("GET", url, token=token)
+        if status != 200:
+            sys.exit(f"{name}: {status} {expected[:300]!r}")
         body_file = os.path.join(tempfile.mkdtemp(), "body")
         with open(body_file, "wb") as f:
             f.write(expected)
         port = free_port()
         reference = start([reference_binary, str(port), body_file])
         time.sleep(0.3)
-        wrk(url, 1)  # warm-up
+        wrk(url, 1, token=token)  # warm-up
         ratios = []
         for round in range(options.rounds):
             ref = wrk(f"http://127.0.0.1:{port}/", options.seconds, close=close)
-            quire = wrk(url, options.seconds, close=close)
+            quire = wrk(url, options.seconds, close=close, token=token)
             ratios.append(quire[0] / ref[0])
             for label, (rps, p50, p99, errors) in (("reference", ref), ("quire", quire)):
-                print(f"{name:32} {label:10} {rps:11.0f} {p50:8.3f} {p99:8.3f} {errors:7d}")
+                print(f"{name:36} {label:10} {rps:11.0f} {p50:8.3f} {p99:8.3f} {errors:7d}")
         reference.terminate()
         reference.wait()
         median = statistics.median(ratios)
@@ -178,7 +230,7 @@ def http(options):
     print()
     for name, median, target in results:
         if target is None:
-            print(f"{name}: median ratio {median:.2f}x of the reference (no target: what a log line costs)")
+            print(f"{name}: median ratio {median:.2f}x of the reference (no target)")
             continue
         verdict = "meets" if median >= target else "BELOW"
         print(f"{name}: median ratio {median:.2f}x of the reference ({verdict} the {target}x target)")
@@ -578,6 +630,7 @@ def main():
     h = commands.add_parser("http")
     h.add_argument("--rounds", type=int, default=3)
     h.add_argument("--seconds", type=int, default=5)
+    h.add_argument("--only", help="run the endpoints whose name contains this text (e.g. demo)")
     s = commands.add_parser("sessions")
     s.add_argument("--count", type=int, default=100_000)
     l = commands.add_parser("long-polls")

@@ -13,13 +13,17 @@ final class APIContext: Sendable {
     let longPolls: LongPolls
     let pageCache: PageCache
     let configuration: QuireService.Configuration
-    let authorization: TokenAuthorization
+    /// Admits callers to the product routes: static tokens, JSON Web Tokens, scopes, session subjects.
+    let access: AccessControl
     let logger: Logger
     let serviceMetrics: ServiceMetrics
     /// Whether the housekeeping thread runs (see `startMaintenance()`).
     let maintenanceRunning = Atomic<Bool>(false)
 
-    init(registry: ListRegistry, configuration: QuireService.Configuration, logger: Logger, metrics: ServiceMetrics) {
+    init(
+        registry: ListRegistry, configuration: QuireService.Configuration, keys: TokenKeys, logger: Logger,
+        metrics: ServiceMetrics
+    ) {
         self.registry = registry
         serviceMetrics = metrics
         self.configuration = configuration
@@ -28,29 +32,47 @@ final class APIContext: Sendable {
             capacity: configuration.sessions.capacity, idleSeconds: configuration.sessions.idleSeconds)
         longPolls = LongPolls(capacity: configuration.longPolls.maxWaiters)
         pageCache = PageCache(capacity: configuration.pages.cacheEntries)
-        authorization = TokenAuthorization(writeToken: configuration.writeToken, readToken: configuration.readToken)
+        access = AccessControl(
+            writeToken: configuration.writeToken, readToken: configuration.readToken,
+            verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,
+            sessions: sessions, denied: { [metrics] in metrics.denied($0) })
         registry.observe { [longPolls, sessions] list, version in
             if version == nil { sessions.removeAll(of: list) }
             longPolls.notify(list)
         }
     }
 
-    /// Adds every route of API.md §2–§4.
+    /// Adds every route of API.md §2–§4, each with the access it needs (checked by ``AccessControl``
+    /// before the handler runs).
     func addRoutes(to router: inout Router) {
-        router.on("GET", "/v1/lists") { [self] request, _ in
-            try authorization.checkRead(request)
-            return try listIndex()
+        router.on("GET", "/v1/lists", access: .listIndex) { [self] in try listIndex($2) }
+        router.on("PUT", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
+            try putList(request, parameters)
         }
-        router.on("PUT", "/v1/lists/{list}") { [self] in try putList($0, $1) }
-        router.on("GET", "/v1/lists/{list}") { [self] in try page($0, $1) }
-        router.on("DELETE", "/v1/lists/{list}") { [self] in try deleteList($0, $1) }
-        router.on("POST", "/v1/lists/{list}/ops") { [self] in try applyOps($0, $1) }
-        router.on("POST", "/v1/lists/{list}/sessions") { [self] in try createSession($0, $1) }
-        router.on("GET", "/v1/sessions/{id}/changes") { [self] in try changes($0, $1) }
-        router.on("POST", "/v1/sessions/{id}/expand") { [self] in try expand($0, $1, expanding: true) }
-        router.on("POST", "/v1/sessions/{id}/collapse") { [self] in try expand($0, $1, expanding: false) }
-        router.on("POST", "/v1/sessions/{id}/reset") { [self] in try resetSession($0, $1) }
-        router.on("DELETE", "/v1/sessions/{id}") { [self] in try deleteSession($0, $1) }
+        router.on("GET", "/v1/lists/{list}", access: .readList) { [self] request, parameters, _ in
+            try page(request, parameters)
+        }
+        router.on("DELETE", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
+            try deleteList(request, parameters)
+        }
+        router.on("POST", "/v1/lists/{list}/ops", access: .writeList) { [self] request, parameters, _ in
+            try applyOps(request, parameters)
+        }
+        router.on("POST", "/v1/lists/{list}/sessions", access: .readList) { [self] in try createSession($0, $1, $2) }
+        // Every route on a session (and the event stream, when it comes) is `.session`: its subject is checked.
+        router.on("GET", "/v1/sessions/{id}/changes", access: .session) { [self] in try changes($0, $1, $2) }
+        router.on("POST", "/v1/sessions/{id}/expand", access: .session) { [self] request, parameters, _ in
+            try expand(request, parameters, expanding: true)
+        }
+        router.on("POST", "/v1/sessions/{id}/collapse", access: .session) { [self] request, parameters, _ in
+            try expand(request, parameters, expanding: false)
+        }
+        router.on("POST", "/v1/sessions/{id}/reset", access: .session) { [self] request, parameters, _ in
+            try resetSession(request, parameters)
+        }
+        router.on("DELETE", "/v1/sessions/{id}", access: .session) { [self] request, parameters, _ in
+            try deleteSession(request, parameters)
+        }
     }
 
     /// Stops the housekeeping and answers every waiting long poll (the service is stopping).

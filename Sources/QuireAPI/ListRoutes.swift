@@ -5,15 +5,15 @@ import QuireHTTP
 /// Producers' endpoints (API.md §2): every write is checked in the order token, media type, syntax,
 /// existence, `If-Match`, content; a refused write changes nothing.
 extension APIContext {
-    /// `GET /v1/lists`.
-    func listIndex() throws(Problem) -> Reply {
-        .response(
-            Response(status: 200, headers: JSONResponse.headers, body: ResponseBodies.listIndex(registry.summaries())))
+    /// `GET /v1/lists`: the lists the caller may read.
+    func listIndex(_ caller: Caller) throws(Problem) -> Reply {
+        let summaries = registry.summaries().filter { caller.mayRead($0.name) }
+        return .response(
+            Response(status: 200, headers: JSONResponse.headers, body: ResponseBodies.listIndex(summaries)))
     }
 
     /// `PUT /v1/lists/{list}`: replaces the whole content (`201` when it creates the list).
     func putList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.checkWrite(request)
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
@@ -31,7 +31,6 @@ extension APIContext {
 
     /// `POST /v1/lists/{list}/ops`: applies every op in order, or none.
     func applyOps(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.checkWrite(request)
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
@@ -56,7 +55,6 @@ extension APIContext {
 
     /// `DELETE /v1/lists/{list}`: `204`; its sessions end.
     func deleteList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.checkWrite(request)
         let name = try RequestInput.listName(parameters)
         let ifMatch = try RequestInput.ifMatch(request)
         do throws(ListRegistry.WriteError) {

@@ -50,12 +50,24 @@ info:
     new window. When the changes would be larger than the window is worth, the server answers `reset`
     (the whole new window) instead of `changes`.
 
-    ## Authentication
+    ## Authentication and access per user
 
-    Writes (`PUT`, `POST .../ops` and `DELETE` on lists) need `Authorization: Bearer <token>` when the
-    server is configured with a write token (`auth.writeToken`); without the right token they get
-    `401 unauthorized` with `WWW-Authenticate: Bearer`. Reads and sessions need no token. A read token
-    (`readToken` scheme) is planned (issue 6) and is not enforced yet.
+    Requests carry `Authorization: Bearer <token>`. The static tokens: writes (`PUT`, `POST .../ops` and
+    `DELETE` on lists) need the write token when the server has one (`auth.writeToken`); every other `/v1`
+    request needs the read token (or the write token) when the server has one (`auth.readToken`).
+
+    With JSON Web Tokens configured (`auth.jwt.secret` for HS256, `auth.jwt.jwksFile` for RS256 and
+    ES256), every `/v1` request needs a token: a static one, or a JWT with `sub`, `exp` and a `scope`
+    claim, space-separated: `read:<pattern>` and `write:<pattern>`, where a pattern is a list name or a
+    prefix ending in `*` (`read:inbox-alice read:news-* write:drafts-alice`). Reading a list, its pages
+    and creating a session on it need `read:` on it; writing it needs `write:`. `GET /v1/lists` shows only
+    the lists the token may read. A session belongs to the `sub` of the token that created it: any
+    request on it with another subject, or with none, is `404 session-not-found`. A long poll ends when
+    its token expires (`401`).
+
+    A missing, malformed, expired or wrongly signed token (or `alg: none`, or an algorithm other than the
+    key's) is `401 unauthorized` with `WWW-Authenticate: Bearer realm="quire", error="invalid_token"`; a
+    valid token whose scopes do not cover the list is `403 forbidden`.
 
     ## Problem types
 
@@ -67,7 +79,8 @@ info:
     | 400 | `https://quire.dev/problems/invalid-json` | Malformed JSON | the request body is not well-formed UTF-8 JSON, or is empty where a body is required | |
     | 400 | `https://quire.dev/problems/invalid-request` | Invalid request | a path or query parameter, request header (`If-Match`) or request body member is missing, malformed, out of range or unknown (all bodies except the list document of `PUT` and the operations of `POST .../ops`, which use 422) | |
     | 400 | `https://quire.dev/problems/invalid-cursor` | Invalid cursor | an `after` / `before` cursor that this server did not issue for this list | |
-    | 401 | `https://quire.dev/problems/unauthorized` | Unauthorized | a write without the configured bearer token | `WWW-Authenticate: Bearer` |
+    | 401 | `https://quire.dev/problems/unauthorized` | Unauthorized | a missing, malformed, expired or wrongly signed token where one is required | `WWW-Authenticate: Bearer realm="quire", error="invalid_token"` |
+    | 403 | `https://quire.dev/problems/forbidden` | Forbidden | a valid token whose `scope` does not cover the list | |
     | 404 | `https://quire.dev/problems/not-found` | Not found | no route matches the path (including a trailing `/`) | |
     | 404 | `https://quire.dev/problems/list-not-found` | List not found | the named list does not exist (never written, or deleted) | |
     | 404 | `https://quire.dev/problems/session-not-found` | Session not found | the session id is unknown, expired, evicted, or its list was deleted; create a new session | |
@@ -87,7 +100,7 @@ info:
     ## Order of checks
 
     A request is checked in this order, and the first failure answers: route (`404 not-found`,
-    `405`), body size (`413`), write token (`401`), body media type (`415`), syntax of path, query, headers
+    `405`), body size (`413`), token (`401`, then `403`), body media type (`415`), syntax of path, query, headers
     and body (`400`), existence of the list or session (`404`), preconditions (`412` `If-Match`,
     `409` `since`), content (`422`), then the request is carried out. A `503` can be answered at any
     point when the service is starting, draining or over its limits.
@@ -171,6 +184,10 @@ paths:
   /v1/lists:
     get:
       operationId: listLists
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
       tags: [lists]
       summary: All lists
       description: Every list with its current version and sizes, ordered by name (byte order).
@@ -181,6 +198,8 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/ListIndex'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
         '500':
           $ref: '#/components/responses/Internal'
         '503':
@@ -190,6 +209,10 @@ paths:
       - $ref: '#/components/parameters/ListName'
     get:
       operationId: getListPage
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
       tags: [lists]
       summary: A stateless page of a list
       description: |
@@ -229,6 +252,10 @@ paths:
               $ref: '#/components/headers/ETag'
         '400':
           $ref: '#/components/responses/BadPageRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/ListNotFound'
         '500':
@@ -247,6 +274,7 @@ paths:
         create a list.
       security:
         - writeToken: []
+        - jwt: []
       parameters:
         - $ref: '#/components/parameters/IfMatch'
       requestBody:
@@ -304,6 +332,8 @@ paths:
           $ref: '#/components/responses/BadBody'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '412':
           $ref: '#/components/responses/VersionMismatch'
         '413':
@@ -325,6 +355,7 @@ paths:
         included). With `If-Match`, only if the current version is named.
       security:
         - writeToken: []
+        - jwt: []
       parameters:
         - $ref: '#/components/parameters/IfMatch'
       responses:
@@ -334,6 +365,8 @@ paths:
           $ref: '#/components/responses/InvalidRequest'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/ListNotFound'
         '412':
@@ -357,6 +390,7 @@ paths:
         or moves to the end. The list must exist (`404` otherwise; create it with `PUT`).
       security:
         - writeToken: []
+        - jwt: []
       parameters:
         - $ref: '#/components/parameters/IfMatch'
       requestBody:
@@ -395,6 +429,8 @@ paths:
           $ref: '#/components/responses/BadBody'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/ListNotFound'
         '412':
@@ -414,12 +450,16 @@ paths:
       - $ref: '#/components/parameters/ListName'
     post:
       operationId: createSession
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
       tags: [sessions]
       summary: Open a session
       description: |
         Creates a session on the list's current version and answers its first window: the first page of
         `limit` rows, or, with `around`, a page of `limit` rows that contains that item (roughly centred on
-        it). The body is optional (an empty body takes every default). Sessions are reads: no token.
+        it). The body is optional (an empty body takes every default). Sessions are reads: `read:` on the list.
         Sessions expire when idle and are evicted least recently used past a configured cap.
       requestBody:
         required: false
@@ -448,6 +488,10 @@ paths:
                 $ref: '#/components/schemas/SessionPage'
         '400':
           $ref: '#/components/responses/BadBody'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/ListNotFound'
         '413':
@@ -463,12 +507,20 @@ paths:
       - $ref: '#/components/parameters/SessionId'
     delete:
       operationId: deleteSession
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
       tags: [sessions]
       summary: Close a session
       description: Ends the session and frees its state. Its pending long polls answer `404 session-not-found`.
       responses:
         '204':
           description: Closed.
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/SessionNotFound'
         '500':
@@ -480,6 +532,10 @@ paths:
       - $ref: '#/components/parameters/SessionId'
     get:
       operationId: getSessionChanges
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
       tags: [sessions]
       summary: Changes since the client's window version
       description: |
@@ -503,6 +559,10 @@ paths:
                 $ref: '#/components/schemas/ChangesAnswer'
         '400':
           $ref: '#/components/responses/InvalidRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/SessionNotFound'
         '409':
@@ -516,6 +576,10 @@ paths:
       - $ref: '#/components/parameters/SessionId'
     post:
       operationId: expandSessionItem
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
       tags: [sessions]
       summary: Show an item's children
       description: |
@@ -539,6 +603,10 @@ paths:
                 $ref: '#/components/schemas/ChangesAnswer'
         '400':
           $ref: '#/components/responses/BadBody'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/SessionNotFound'
         '409':
@@ -556,6 +624,10 @@ paths:
       - $ref: '#/components/parameters/SessionId'
     post:
       operationId: collapseSessionItem
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
       tags: [sessions]
       summary: Hide an item's children
       description: |
@@ -578,6 +650,10 @@ paths:
                 $ref: '#/components/schemas/ChangesAnswer'
         '400':
           $ref: '#/components/responses/BadBody'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/SessionNotFound'
         '409':
@@ -595,6 +671,10 @@ paths:
       - $ref: '#/components/parameters/SessionId'
     post:
       operationId: resetSession
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
       tags: [sessions]
       summary: Start the window again at the first page
       description: |
@@ -617,6 +697,10 @@ paths:
                 $ref: '#/components/schemas/ResetAnswer'
         '400':
           $ref: '#/components/responses/BadBody'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
         '404':
           $ref: '#/components/responses/SessionNotFound'
         '413':
@@ -633,16 +717,21 @@ components:
       type: http
       scheme: bearer
       description: |
-        `Authorization: Bearer <token>` on writes (`PUT`, `POST .../ops`, `DELETE` on lists). Required when
-        the server is configured with a write token (`auth.writeToken`, `QUIRE_AUTH_WRITE_TOKEN`,
-        `--write-token`); a server without one (loopback only) leaves writes open. A missing or wrong token
-        gets `401 unauthorized` with `WWW-Authenticate: Bearer`.
+        The static write token (`auth.writeToken`, `QUIRE_AUTH_WRITE_TOKEN`, `--write-token`): every list,
+        read and write. A server without one and without JSON Web Tokens (loopback only) leaves writes open.
     readToken:
       type: http
       scheme: bearer
       description: |
-        Planned (issue 6), not enforced yet and not required by any operation: a bearer token for reads
-        (pages, lists, sessions) when the server is configured with a read token.
+        The static read token (`auth.readToken`): every list, read only. A server without one and without
+        JSON Web Tokens leaves reads open.
+    jwt:
+      type: http
+      scheme: bearer
+      bearerFormat: JWT
+      description: |
+        A JSON Web Token (HS256 with `auth.jwt.secret`, RS256 or ES256 with a key of `auth.jwt.jwksFile`)
+        with `sub`, `exp` and `scope` (`read:<pattern> write:<pattern>`); `iss` and `aud` when configured.
   parameters:
     ListName:
       name: list
@@ -785,7 +874,7 @@ components:
         type: string
         pattern: '^[0-9]+$'
     WWWAuthenticate:
-      description: '`Bearer` (RFC 6750), possibly with parameters.'
+      description: '`Bearer realm="quire", error="invalid_token"` (RFC 6750).'
       required: true
       schema:
         type: string
@@ -840,7 +929,9 @@ components:
                   status:
                     const: 400
     Unauthorized:
-      description: '`unauthorized`: the server is configured with a write token and the request does not carry it.'
+      description: |
+        `unauthorized`: a token is required and the request carries none, or one that is malformed,
+        expired, not valid yet, of another issuer or audience, wrongly signed or of a refused algorithm.
       headers:
         WWW-Authenticate:
           $ref: '#/components/headers/WWWAuthenticate'
@@ -854,6 +945,18 @@ components:
                     const: https://quire.dev/problems/unauthorized
                   status:
                     const: 401
+    Forbidden:
+      description: '`forbidden`: the token is valid but its `scope` does not cover the list.'
+      content:
+        application/problem+json:
+          schema:
+            allOf:
+              - $ref: '#/components/schemas/Problem'
+              - properties:
+                  type:
+                    const: https://quire.dev/problems/forbidden
+                  status:
+                    const: 403
     ListNotFound:
       description: '`list-not-found`: no list has this name (never written, or deleted).'
       content:

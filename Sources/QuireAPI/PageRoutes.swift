@@ -4,7 +4,6 @@ import QuireHTTP
 /// Stateless pages (API.md §3): `GET /v1/lists/{list}?limit=&after=|before=`, from the page cache.
 extension APIContext {
     func page(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.checkRead(request)
         let name = try RequestInput.listName(parameters)
         let pages = configuration.pages
         let limit = try RequestInput.integer(request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit)!

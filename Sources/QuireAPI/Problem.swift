@@ -78,6 +78,7 @@ extension Problem {
         public static let invalidRequest = Kind(slug: "invalid-request", title: "Invalid request", status: 400)
         public static let invalidCursor = Kind(slug: "invalid-cursor", title: "Invalid cursor", status: 400)
         public static let unauthorized = Kind(slug: "unauthorized", title: "Unauthorized", status: 401)
+        public static let forbidden = Kind(slug: "forbidden", title: "Forbidden", status: 403)
         public static let notFound = Kind(slug: "not-found", title: "Not found", status: 404)
         public static let listNotFound = Kind(slug: "list-not-found", title: "List not found", status: 404)
         public static let sessionNotFound = Kind(slug: "session-not-found", title: "Session not found", status: 404)
@@ -96,7 +97,8 @@ extension Problem {
 
         /// Every problem type, for documentation and tests.
         public static let all: [Kind] = [
-            invalidJSON, invalidRequest, invalidCursor, unauthorized, notFound, listNotFound, sessionNotFound,
+            invalidJSON, invalidRequest, invalidCursor, unauthorized, forbidden, notFound, listNotFound,
+            sessionNotFound,
             methodNotAllowed, sinceMismatch, versionMismatch, payloadTooLarge, unsupportedMediaType,
             invalidList, invalidOp, .internal, overloaded,
         ]

@@ -16,8 +16,16 @@ public final class QuireService: Sendable {
     /// Every `(method, pattern)` the service answers, for the OpenAPI check.
     public let routes: [(method: String, pattern: String)]
 
-    /// - Parameter store: where lists are kept durably (``InMemoryListStore`` keeps nothing).
-    public init(configuration: Configuration, logger: Logger, store: any ListStore = InMemoryListStore()) {
+    /// - Parameters:
+    ///   - store: where lists are kept durably (``InMemoryListStore`` keeps nothing).
+    ///   - keys: the keys of JSON Web Tokens, loaded from `configuration.jwt` by ``TokenKeys/load(_:)``.
+    /// - Precondition: `keys` are given when `configuration.jwt` is enabled.
+    public init(
+        configuration: Configuration, logger: Logger, store: any ListStore = InMemoryListStore(),
+        keys: TokenKeys? = nil
+    ) {
+        precondition(
+            keys != nil || !configuration.jwt.isEnabled, "JWT is configured: load its keys with TokenKeys.load first")
         let readiness = Readiness()
         var accessLogger = logger
         accessLogger[metadataKey: "log"] = "access"
@@ -25,7 +33,7 @@ public final class QuireService: Sendable {
         let registry = ListRegistry(
             store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits)
         let context = APIContext(
-            registry: registry, configuration: configuration, logger: logger, metrics: metrics)
+            registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics)
         var router = Router()
         OperationsRoutes.add(to: &router, readiness: readiness)
         context.addRoutes(to: &router)
@@ -34,9 +42,15 @@ public final class QuireService: Sendable {
         self.context = context
         router.on("GET", "/metrics") { _, _ in context.metrics() }
         self.routes = router.routeList
-        self.router = router.buildResponder(logger: logger, observer: metrics)
+        self.router = router.buildResponder(logger: logger, observer: metrics, access: context.access)
         self.server = HTTPServer(configuration: configuration.http, logger: logger, responder: self.router)
         metrics.watch(server)
+    }
+
+    /// Replaces the keys of JSON Web Tokens (SIGHUP re-reads the JWKS file): tokens of removed keys stop
+    /// working at once, tokens of new keys work; nothing restarts. Does nothing without JWT configured.
+    public func replaceTokenKeys(_ keys: TokenKeys) {
+        context.access.verifier?.replaceKeys(keys)
     }
 
     /// Starts listening: `/healthz` answers from now on, `/readyz` once ``load()`` is done.
@@ -78,6 +92,8 @@ extension QuireService {
         public var writeToken: String?
         /// The token every other `/v1` request must carry (or the write token); `nil` leaves reads open.
         public var readToken: String?
+        /// JSON Web Tokens (`auth.jwt.*`); when enabled, every `/v1` request needs a token.
+        public var jwt = TokenSettings()
         /// Write one access-log line per request (at `info`).
         public var accessLog = true
         /// Limits every list write is validated against.

@@ -23,18 +23,34 @@ public struct RouteParameters: Sendable, Equatable {
 /// A route's handler: answers now or defers; throws a ``Problem`` (or any error, which becomes `500`).
 public typealias RouteHandler = @Sendable (Request, RouteParameters) throws -> Reply
 
+/// The handler of a product route, called once ``AccessControl`` admitted its caller.
+typealias GuardedRouteHandler = @Sendable (Request, RouteParameters, Caller) throws -> Reply
+
+/// A route's handler as the tree keeps it: open, or behind an access check.
+enum RouteEntry: Sendable {
+    case open(RouteHandler)
+    case guarded(RouteAccess, GuardedRouteHandler)
+}
+
 /// Collects routes, then builds an immutable responder (see ``buildResponder(logger:)``).
 ///
 /// Patterns are paths whose segments are literals or `{name}` parameters: `/v1/lists/{list}/ops`.
 /// A literal segment wins over a parameter at the same place.
 public struct Router {
-    private var routes: [(method: String, pattern: String, handler: RouteHandler)] = []
+    private var routes: [(method: String, pattern: String, handler: RouteEntry)] = []
 
     public init() {}
 
     /// Adds a route. `HEAD` is answered by the `GET` route of the same path unless one is added for it.
     public mutating func on(_ method: String, _ pattern: String, _ handler: @escaping RouteHandler) {
-        routes.append((method, pattern, handler))
+        routes.append((method, pattern, .open(handler)))
+    }
+
+    /// Adds a route whose caller the responder's ``AccessControl`` admits first, for `access`.
+    mutating func on(
+        _ method: String, _ pattern: String, access: RouteAccess, _ handler: @escaping GuardedRouteHandler
+    ) {
+        routes.append((method, pattern, .guarded(access, handler)))
     }
 
     /// The routes as `(method, pattern)`, in the order they were added.
@@ -46,6 +62,13 @@ public struct Router {
     ///
     /// - Precondition: no two routes share a method and a pattern, and every pattern starts with `/`.
     public func buildResponder(logger: Logger, observer: (any RequestObserver)? = nil) -> RouterResponder {
+        buildResponder(logger: logger, observer: observer, access: nil)
+    }
+
+    /// - Precondition: as above, and `access` is given when a route needs it.
+    func buildResponder(
+        logger: Logger, observer: (any RequestObserver)?, access: AccessControl?
+    ) -> RouterResponder {
         let root = RouteNode.Builder()
         for route in routes {
             precondition(route.pattern.hasPrefix("/"), "route pattern \(route.pattern) must start with /")
@@ -62,10 +85,13 @@ public struct Router {
                 }
             }
             precondition(node.handlers[route.method] == nil, "route \(route.method) \(route.pattern) added twice")
+            if case .guarded = route.handler {
+                precondition(access != nil, "route \(route.method) \(route.pattern) needs an access control")
+            }
             node.handlers[route.method] = route.handler
             node.pattern = route.pattern
         }
-        return RouterResponder(root: root.freeze(), logger: logger, observer: observer)
+        return RouterResponder(root: root.freeze(), logger: logger, observer: observer, access: access)
     }
 
     static func segments(of path: String) -> [String] {
@@ -77,14 +103,14 @@ public struct Router {
 final class RouteNode: Sendable {
     let literals: [String: RouteNode]
     let parameter: (name: String, node: RouteNode)?
-    let handlers: [String: RouteHandler]
+    let handlers: [String: RouteEntry]
     /// The route template of this node (`/v1/lists/{list}`), for logs and metrics.
     let pattern: String
     /// The methods allowed here, for `Allow` (with `HEAD` where `GET` is).
     let allowed: [String]
 
     init(
-        literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteHandler],
+        literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteEntry],
         pattern: String
     ) {
         self.literals = literals
@@ -100,7 +126,7 @@ final class RouteNode: Sendable {
     final class Builder {
         var literals: [String: Builder] = [:]
         var parameter: (name: String, node: Builder)?
-        var handlers: [String: RouteHandler] = [:]
+        var handlers: [String: RouteEntry] = [:]
         var pattern = ""
 
         func freeze() -> RouteNode {
@@ -119,43 +145,58 @@ public struct RouterResponder: HTTPResponder {
     let root: RouteNode
     let logger: Logger
     let observer: (any RequestObserver)?
+    /// Admits callers to the guarded routes (the product API).
+    let access: AccessControl?
 
     public func respond(to request: Request) -> Reply {
         guard let observer else { return route(request).reply }
         let start = ContinuousClock.now
-        let (reply, pattern) = route(request)
+        let (reply, pattern, subject) = route(request)
         switch reply {
         case .response(let response):
-            observer.requestDidFinish(request, route: pattern, response: response, since: start)
+            observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
         case .prepared(let prepared):
-            observer.requestDidFinish(request, route: pattern, response: prepared.response, since: start)
+            observer.requestDidFinish(
+                request, route: pattern, response: prepared.response, since: start, subject: subject)
         case .deferred(let pending):
             pending.whenResolved { response in
-                observer.requestDidFinish(request, route: pattern, response: response, since: start)
+                observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
             }
         }
         return reply
     }
 
-    /// The reply and the route template that gave it (`unmatched` for a 404 of the router).
-    private func route(_ request: Request) -> (reply: Reply, pattern: String) {
+    /// The reply, the route template that gave it (`unmatched` for a 404 of the router), and the
+    /// subject of the caller's token.
+    private func route(_ request: Request) -> (reply: Reply, pattern: String, subject: String?) {
         guard let (node, parameters) = match(request.path) else {
-            return (.response(Problem.notFound(request.path).response), "unmatched")
+            return (.response(Problem.notFound(request.path).response), "unmatched", nil)
         }
         let method = request.method
         guard let handler = node.handlers[method] ?? (method == "HEAD" ? node.handlers["GET"] : nil) else {
             if node.handlers.isEmpty {
-                return (.response(Problem.notFound(request.path).response), "unmatched")
+                return (.response(Problem.notFound(request.path).response), "unmatched", nil)
             }
-            return (.response(Problem.methodNotAllowed(method, allowed: node.allowed).response), node.pattern)
+            return (.response(Problem.methodNotAllowed(method, allowed: node.allowed).response), node.pattern, nil)
         }
-        return (reply(handler, request, parameters), node.pattern)
+        switch handler {
+        case .open(let handler):
+            return (reply(request) { try handler(request, parameters) }, node.pattern, nil)
+        case .guarded(let needed, let handler):
+            let caller: Caller
+            do throws(Problem) {
+                caller = try access!.admit(request, needed, parameters)
+            } catch {
+                return (.response(error.response), node.pattern, nil)
+            }
+            return (reply(request) { try handler(request, parameters, caller) }, node.pattern, caller.subject)
+        }
     }
 
-    private func reply(_ handler: RouteHandler, _ request: Request, _ parameters: RouteParameters) -> Reply {
+    private func reply(_ request: Request, _ handler: () throws -> Reply) -> Reply {
         let method = request.method
         do {
-            return try handler(request, parameters)
+            return try handler()
         } catch let problem as Problem {
             return .response(problem.response)
         } catch {
@@ -214,7 +255,9 @@ public struct RouterResponder: HTTPResponder {
     }
 }
 
-/// Told of every request the router answered, with its route template: for access logs and metrics.
+/// Told of every request the router answered, with its route template and the subject of the caller's
+/// token (never the token): for access logs and metrics.
 public protocol RequestObserver: Sendable {
-    func requestDidFinish(_ request: Request, route: String, response: Response, since start: ContinuousClock.Instant)
+    func requestDidFinish(
+        _ request: Request, route: String, response: Response, since start: ContinuousClock.Instant, subject: String?)
 }

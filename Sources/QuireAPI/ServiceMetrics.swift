@@ -29,6 +29,8 @@ final class ServiceMetrics: RequestObserver {
     private let connections: CoreMetrics.Gauge
     private let refused: CoreMetrics.Counter
     private let cut: CoreMetrics.Counter
+    /// Requests refused by the access check, by reason.
+    private let denials: [DenialReason: CoreMetrics.Counter]
 
     /// What the counters fed at scrape time had reached at the previous scrape.
     private struct ScrapeState {
@@ -68,6 +70,19 @@ final class ServiceMetrics: RequestObserver {
         connections = CoreMetrics.Gauge(label: "quire_http_connections_open", factory: factory)
         refused = CoreMetrics.Counter(label: "quire_http_connections_refused_total", factory: factory)
         cut = CoreMetrics.Counter(label: "quire_http_requests_cut_total", factory: factory)
+        denials = Dictionary(
+            uniqueKeysWithValues: DenialReason.allCases.map {
+                (
+                    $0,
+                    CoreMetrics.Counter(
+                        label: "quire_auth_denials_total", dimensions: [("reason", $0.rawValue)], factory: factory)
+                )
+            })
+    }
+
+    /// Counts a request refused by the access check.
+    func denied(_ reason: DenialReason) {
+        denials[reason]?.increment()
     }
 
     /// Counts `server`'s connections from now on.
@@ -75,7 +90,9 @@ final class ServiceMetrics: RequestObserver {
         self.server.withLock { $0.server = server }
     }
 
-    func requestDidFinish(_ request: Request, route: String, response: Response, since start: ContinuousClock.Instant) {
+    func requestDidFinish(
+        _ request: Request, route: String, response: Response, since start: ContinuousClock.Instant, subject: String?
+    ) {
         let elapsed = ContinuousClock.now - start
         let status = response.status
         let key = RequestKey(method: request.method, route: route, status: status)
@@ -96,11 +113,21 @@ final class ServiceMetrics: RequestObserver {
         timer.recordNanoseconds(elapsed.nanoseconds)
         accessLogger?.info(
             "request",
-            metadata: [
-                "method": "\(request.method)", "route": "\(route)", "status": "\(status)",
-                "duration_ms": "\(Double(elapsed.nanoseconds) / 1e6)",
-                "bytes": "\(response.body.count)", "request_id": "\(request.requestID)",
-            ])
+            metadata: Self.accessMetadata(
+                request, route: route, status: status, elapsed: elapsed, response: response, subject: subject))
+    }
+
+    /// One access-log line's fields: the subject of the caller's token, never the token.
+    private static func accessMetadata(
+        _ request: Request, route: String, status: Int, elapsed: Duration, response: Response, subject: String?
+    ) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "method": "\(request.method)", "route": "\(route)", "status": "\(status)",
+            "duration_ms": "\(Double(elapsed.nanoseconds) / 1e6)",
+            "bytes": "\(response.body.count)", "request_id": "\(request.requestID)",
+        ]
+        if let subject { metadata["subject"] = "\(subject)" }
+        return metadata
     }
 
     /// The exposition text, with the state gauges brought up to date.

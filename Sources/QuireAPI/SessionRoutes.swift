@@ -1,11 +1,11 @@
+import FoundationEssentials
 import QuireCore
 import QuireHTTP
 
 /// Sessions (API.md §4): a per-client snapshot answered as changes against exactly what the client holds.
 extension APIContext {
     /// `POST /v1/lists/{list}/sessions` with `{ limit, format, around, expanded, keep }`, all optional.
-    func createSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.checkRead(request)
+    func createSession(_ request: Request, _ parameters: RouteParameters, _ caller: Caller) throws(Problem) -> Reply {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request, required: false)
         let options = try SessionOptions(
@@ -18,7 +18,8 @@ extension APIContext {
             of: version, limit: options.limit, around: options.around, expanded: options.expanded)
         let session = Session(
             id: SessionID.generate(), list: name, format: options.format, limit: options.limit,
-            window: SessionWindow(window, of: version), bound: WindowBound(keep: options.keep))
+            window: SessionWindow(window, of: version), bound: WindowBound(keep: options.keep),
+            subject: caller.subject)
         sessions.insert(session)
         var headers = JSONResponse.headers
         headers.add("Location", "/v1/sessions/\(session.id)")
@@ -26,15 +27,19 @@ extension APIContext {
             Response(status: 201, headers: headers, body: ResponseBodies.sessionPage(session, window: window)))
     }
 
-    /// `GET /v1/sessions/{id}/changes?since=&extend=&limit=&wait=`.
-    func changes(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.checkRead(request)
+    /// `GET /v1/sessions/{id}/changes?since=&extend=&limit=&wait=`. A long poll ends when the caller's
+    /// token does: with `401` (expired) if nothing changed before.
+    func changes(_ request: Request, _ parameters: RouteParameters, _ caller: Caller) throws(Problem) -> Reply {
         let id = parameters["id"] ?? ""
         let since = try RequestInput.version(
             request.queryValue("since").flatMap { Int64($0) }.map(JSONValue.int), name: "since")
         let limit = try RequestInput.integer(request, "limit", in: 1...configuration.pages.maxLimit, default: nil)
-        let wait = min(
+        let requested = min(
             try RequestInput.seconds(request, "wait", in: 0...3600, default: 0), configuration.longPolls.maxWaitSeconds)
+        // The token is checked again when it expires: the wait ends then.
+        let tokenLeft = caller.acceptedUntil.map { max(0, $0 - Date().timeIntervalSince1970) } ?? .infinity
+        let endsWithToken = tokenLeft < requested
+        let wait = min(requested, tokenLeft)
         let change: SessionChange
         switch request.queryValue("extend") {
         case nil: change = .update
@@ -48,7 +53,10 @@ extension APIContext {
         }
         // Nothing to tell yet: wait, holding no thread, for the list to change or the time to pass.
         let seenVersion = answer.version
-        let reply = try longPolls.wait(on: list, seconds: wait) { [self] _ in
+        let reply = try longPolls.wait(on: list, seconds: wait) { [self] wake in
+            if endsWithToken && (wake == .timedOut || Date().timeIntervalSince1970 >= caller.acceptedUntil ?? 0) {
+                return access.deny(.expired, "The token expired while the request waited.").response
+            }
             do throws(Problem) {
                 return try self.answer(session: id, since: since, change: .update, defaultLimit: false).response
             } catch {
@@ -63,7 +71,6 @@ extension APIContext {
 
     /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }`.
     func expand(_ request: Request, _ parameters: RouteParameters, expanding: Bool) throws(Problem) -> Reply {
-        try authorization.checkRead(request)
         let body = try RequestInput.json(request)!
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
         try Self.rejectUnknownMembers(body, allowed: ["since", "id"])
@@ -78,7 +85,6 @@ extension APIContext {
 
     /// `POST /v1/sessions/{id}/reset` with `{ "limit": n }` (optional): a fresh first page.
     func resetSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.checkRead(request)
         let body = try RequestInput.json(request, required: false)
         if let body {
             guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
@@ -100,7 +106,6 @@ extension APIContext {
 
     /// `DELETE /v1/sessions/{id}`.
     func deleteSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        try authorization.checkRead(request)
         guard sessions.remove(parameters["id"] ?? "") else { throw Self.sessionNotFound }
         return .response(Response(status: 204))
     }

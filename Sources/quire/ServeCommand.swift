@@ -6,8 +6,8 @@ import QuireAPI
 import QuireHTTP
 import QuireStore
 
-/// `quire serve`: starts the service, reloads its TLS certificate on SIGHUP, and stops it gracefully on
-/// SIGINT or SIGTERM.
+/// `quire serve`: starts the service, reloads its TLS certificate and re-reads its JWKS file on SIGHUP, and
+/// stops it gracefully on SIGINT or SIGTERM.
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
@@ -46,11 +46,13 @@ struct ServeCommand: ParsableCommand {
 
     func run() throws {
         let settings: Settings
+        let keys: TokenKeys
         do {
             let (config, flags) = (self.config, flagValues)
-            settings = try runBlocking {
-                try await Settings.load(
+            (settings, keys) = try runBlocking {
+                let settings = try await Settings.load(
                     configFile: config, environment: ProcessInfo.processInfo.environment, flags: flags)
+                return (settings, try await TokenKeys.load(settings.service.jwt))
             }
             try settings.validateForServing()
         } catch {
@@ -64,7 +66,12 @@ struct ServeCommand: ParsableCommand {
 
         FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
         let store = try StoreSetup.open(settings.storagePath, logger: logger)
-        let service = QuireService(configuration: settings.service, logger: logger, store: store)
+        let service = QuireService(configuration: settings.service, logger: logger, store: store, keys: keys)
+        if settings.service.jwt.isEnabled {
+            logger.info(
+                "JSON Web Tokens on",
+                metadata: ["hs256": "\(keys.acceptsHS256)", "jwks-kids": "\(keys.keyIDs.joined(separator: ","))"])
+        }
         do {
             try service.start()
             try service.load()
@@ -76,6 +83,7 @@ struct ServeCommand: ParsableCommand {
         var signal = TerminationSignals.wait()
         while signal == SIGHUP {
             Self.reloadCertificate(of: service.server, logger: logger)
+            Self.reloadTokenKeys(of: service, settings: settings.service.jwt, logger: logger)
             signal = TerminationSignals.wait()
         }
         logger.info("received signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
@@ -100,6 +108,24 @@ struct ServeCommand: ParsableCommand {
             logger.error(
                 "received signal SIGHUP: cannot reload the TLS certificate, keeping the one in use: \(error)",
                 metadata: ["certificate": "\(current)"])
+        }
+    }
+
+    /// SIGHUP: the JWKS file is read again; tokens of keys no longer in it stop working, tokens of new
+    /// keys work. A file that cannot be used is logged and the keys in use stay.
+    private static func reloadTokenKeys(of service: QuireService, settings: TokenSettings, logger: Logger) {
+        guard settings.jwksFile != nil else {
+            logger.info("received signal SIGHUP: no JWKS file to reload")
+            return
+        }
+        do {
+            let keys = try runBlocking { try await TokenKeys.load(settings) }
+            service.replaceTokenKeys(keys)
+            logger.info(
+                "received signal SIGHUP: JWKS reloaded",
+                metadata: ["jwks-kids": "\(keys.keyIDs.joined(separator: ","))"])
+        } catch {
+            logger.error("received signal SIGHUP: cannot reload the JWKS file, keeping the keys in use: \(error)")
         }
     }
 

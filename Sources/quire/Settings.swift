@@ -36,6 +36,7 @@ struct Settings: Equatable {
         let limits = ListLimits()
         let (pages, sessions) = (QuireService.PageSettings(), QuireService.SessionSettings())
         let (longPolls, demo) = (QuireService.LongPollSettings(), QuireService.DemoSettings())
+        let jwt = TokenSettings()
         return [
             ("server.host", .string(http.host)),
             ("server.port", .int(http.port)),
@@ -54,6 +55,12 @@ struct Settings: Equatable {
             ("server.tls.offloaded", .bool(false)),
             ("auth.writeToken", .string("")),
             ("auth.readToken", .string("")),
+            ("auth.jwt.secret", .string("")),
+            ("auth.jwt.jwksFile", .string("")),
+            ("auth.jwt.issuer", .string("")),
+            ("auth.jwt.audience", .string("")),
+            ("auth.jwt.leeway", .double(jwt.leewaySeconds)),
+            ("auth.jwt.cacheEntries", .int(jwt.cacheEntries)),
             ("storage.path", .string(defaultStoragePath)),
             ("limits.maxItems", .int(limits.maxItems)),
             ("limits.maxSections", .int(limits.maxSections)),
@@ -78,6 +85,11 @@ struct Settings: Equatable {
             ("log.access", .bool(true)),
         ]
     }()
+
+    /// Keys whose values are never printed.
+    static let secretKeys: Set<String> = [
+        "auth.writeToken", "auth.readToken", "auth.jwt.secret", "server.tls.keyPassword",
+    ]
 
     static var defaultValues: [AbsoluteConfigKey: ConfigValue] {
         Dictionary(
@@ -104,7 +116,7 @@ struct Settings: Equatable {
             uniqueKeysWithValues: flags.map {
                 (
                     AbsoluteConfigKey($0.key.split(separator: ".").map(String.init)),
-                    ConfigValue($0.value, isSecret: $0.key == "auth.writeToken" || $0.key == "server.tls.keyPassword")
+                    ConfigValue($0.value, isSecret: secretKeys.contains($0.key))
                 )
             })
         providers.append(InMemoryProvider(name: "flags", values: flagValues))
@@ -115,7 +127,9 @@ struct Settings: Equatable {
         providers.append(
             EnvironmentVariablesProvider(
                 environmentVariables: prefixed,
-                secretsSpecifier: .specific(["AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN", "SERVER_TLS_KEY_PASSWORD"])))
+                secretsSpecifier: .specific([
+                    "AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN", "AUTH_JWT_SECRET", "SERVER_TLS_KEY_PASSWORD",
+                ])))
         if let configFile {
             providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
         }
@@ -165,6 +179,7 @@ struct Settings: Equatable {
         service.writeToken = token.isEmpty ? nil : token
         let readToken = try config.requiredString(forKey: "auth.readToken", isSecret: true)
         service.readToken = readToken.isEmpty ? nil : readToken
+        service.jwt = try Self.tokenSettings(config)
         let level = try config.requiredString(forKey: "log.level")
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw SettingsError(
@@ -203,6 +218,31 @@ struct Settings: Equatable {
         }
     }
 
+    /// `auth.jwt.*`; empty strings are unset.
+    static func tokenSettings(_ config: ConfigReader) throws -> TokenSettings {
+        func optional(_ key: ConfigKey, isSecret: Bool = false) throws -> String? {
+            let value = try config.requiredString(forKey: key, isSecret: isSecret)
+            return value.isEmpty ? nil : value
+        }
+        var jwt = TokenSettings()
+        jwt.secret = try optional("auth.jwt.secret", isSecret: true)
+        jwt.jwksFile = try optional("auth.jwt.jwksFile")
+        jwt.issuer = try optional("auth.jwt.issuer")
+        jwt.audience = try optional("auth.jwt.audience")
+        jwt.leewaySeconds = try config.requiredDouble(forKey: "auth.jwt.leeway")
+        jwt.cacheEntries = try config.requiredInt(forKey: "auth.jwt.cacheEntries")
+        if let secret = jwt.secret, secret.utf8.count < TokenSettings.minimumSecretBytes {
+            throw SettingsError(
+                "auth.jwt.secret must be at least \(TokenSettings.minimumSecretBytes) bytes (it has \(secret.utf8.count))"
+            )
+        }
+        guard (0...3600).contains(jwt.leewaySeconds) else {
+            throw SettingsError("auth.jwt.leeway must be from 0 to 3600")
+        }
+        guard jwt.cacheEntries >= 1 else { throw SettingsError("auth.jwt.cacheEntries must be at least 1") }
+        return jwt
+    }
+
     /// Refuses values out of range, naming the key.
     static func check(_ service: QuireService.Configuration) throws {
         let checks: [(Bool, String)] = [
@@ -234,16 +274,17 @@ struct Settings: Equatable {
         }
     }
 
-    /// Refuses what would be unsafe to run: an open write API on a non-loopback address, and a TLS
+    /// Refuses what would be unsafe to run: an open write API on a non-loopback address (neither a write
+    /// token nor JSON Web Tokens configured), and a TLS
     /// certificate or key that cannot be used (missing, unreadable, not PEM, not a pair).
     ///
     /// - Returns: the certificate's summary when serving HTTPS.
     @discardableResult
     func validateForServing() throws -> TLSCertificateSummary? {
         let host = service.http.host
-        if !isLoopback && service.writeToken == nil {
+        if !isLoopback && service.writeToken == nil && !service.jwt.isEnabled {
             throw SettingsError(
-                "refusing to listen on \(host) without a write token: set auth.writeToken (QUIRE_AUTH_WRITE_TOKEN or --write-token)"
+                "refusing to listen on \(host) without a write token or JSON Web Tokens: set auth.writeToken (QUIRE_AUTH_WRITE_TOKEN or --write-token), or auth.jwt.secret or auth.jwt.jwksFile"
             )
         }
         guard let tls = service.http.tls else { return nil }

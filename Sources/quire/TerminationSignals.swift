@@ -2,8 +2,8 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// SIGINT and SIGTERM (stop), and SIGHUP (reload the TLS certificate), received by one dedicated thread
-/// through `sigwait`.
+/// SIGINT and SIGTERM (stop), and SIGHUP (reload the TLS certificate and the JWKS file), received by one
+/// dedicated thread through `sigwait`.
 enum TerminationSignals {
     private static var set: sigset_t {
         var signals = sigset_t()

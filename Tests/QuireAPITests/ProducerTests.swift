@@ -181,9 +181,9 @@ struct ProducerTests {
         #expect(try api.call("POST", "/v1/lists/l/ops", json: ["ops": []]).status == 401)
         #expect(try api.call("GET", "/v1/lists/l").status == 200)
         #expect(try api.call("POST", "/v1/lists/l/sessions").status == 201)
-        #expect(TokenAuthorization.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
-        #expect(!TokenAuthorization.constantTimeEqual(Array("abcd".utf8), Array("abc".utf8)))
-        #expect(!TokenAuthorization.constantTimeEqual(Array("ab".utf8), Array("abc".utf8)))
+        #expect(AccessControl.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!AccessControl.constantTimeEqual(Array("abcd".utf8), Array("abc".utf8)))
+        #expect(!AccessControl.constantTimeEqual(Array("ab".utf8), Array("abc".utf8)))
     }
 
     @Test("with a read token: every /v1 route needs it (or the write token); operations endpoints do not")

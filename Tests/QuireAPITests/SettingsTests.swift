@@ -105,12 +105,15 @@ struct SettingsTests {
         }
     }
 
-    @Test("listening beyond loopback needs a write token")
+    @Test("listening beyond loopback needs a write token or JSON Web Tokens")
     func nonLoopbackNeedsToken() async throws {
         var settings = Settings()
         settings.service.http.host = "0.0.0.0"
         #expect(throws: SettingsError.self) { try settings.validateForServing() }
         settings.service.writeToken = "token"
+        try settings.validateForServing()
+        settings.service.writeToken = nil
+        settings.service.jwt.jwksFile = "/etc/quire/jwks.json"
         try settings.validateForServing()
         for host in ["127.0.0.1", "localhost", "::1", "127.0.0.2"] {
             var local = Settings()
@@ -144,6 +147,24 @@ struct SettingsTests {
         secure.service.http.tls = TLSConfiguration(certificateFile: "/c.pem", keyFile: "/k.pem")
         #expect(secure.servingWarnings.isEmpty)
         #expect(Settings().servingWarnings.isEmpty)  // loopback
+    }
+
+    @Test("auth.jwt.*: from the environment, empty strings unset, the secret checked for length")
+    func jwtSettings() async throws {
+        let environment = [
+            "QUIRE_AUTH_JWT_SECRET": String(repeating: "s", count: 32), "QUIRE_AUTH_JWT_JWKS_FILE": "/k.json",
+            "QUIRE_AUTH_JWT_ISSUER": "https://id.test", "QUIRE_AUTH_JWT_LEEWAY": "5",
+        ]
+        let settings = try await Settings.load(configFile: nil, environment: environment, flags: [:])
+        #expect(settings.service.jwt.secret?.count == 32)
+        #expect(settings.service.jwt.jwksFile == "/k.json")
+        #expect(settings.service.jwt.issuer == "https://id.test")
+        #expect(settings.service.jwt.audience == nil)
+        #expect(settings.service.jwt.leewaySeconds == 5)
+        #expect(try await Settings.load(configFile: nil, environment: [:], flags: [:]).service.jwt.isEnabled == false)
+        await #expect(throws: SettingsError.self) {
+            _ = try await Settings.load(configFile: nil, environment: ["QUIRE_AUTH_JWT_SECRET": "short"], flags: [:])
+        }
     }
 
     @Test("quire health parses its URL")

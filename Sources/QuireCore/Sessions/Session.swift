@@ -7,6 +7,8 @@ public struct Session: Sendable {
     public let id: String
     public let list: String
     public let format: ChangeFormat
+    /// The `sub` of the token that created the session (`nil` without one): only it may use the session.
+    public let subject: String?
     /// Items per page when extending without a `limit`.
     public var limit: Int
     /// The bound on the window (API.md §4b) and the way the client last scrolled.
@@ -19,11 +21,13 @@ public struct Session: Sendable {
     public internal(set) var revision: UInt64 = 0
 
     public init(
-        id: String, list: String, format: ChangeFormat, limit: Int, window: SessionWindow, bound: WindowBound = .none
+        id: String, list: String, format: ChangeFormat, limit: Int, window: SessionWindow, bound: WindowBound = .none,
+        subject: String? = nil
     ) {
         self.id = id
         self.list = list
         self.format = format
+        self.subject = subject
         self.limit = limit
         self.bound = bound
         self.current = window

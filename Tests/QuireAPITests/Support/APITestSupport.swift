@@ -12,11 +12,12 @@ final class APIFixture: Sendable {
     let service: QuireService
     let server: TestServer
 
-    init(_ configure: (inout QuireService.Configuration) -> Void = { _ in }) throws {
+    /// - Parameter keys: the keys of JSON Web Tokens, when `configure` enables them.
+    init(keys: TokenKeys? = nil, _ configure: (inout QuireService.Configuration) -> Void = { _ in }) throws {
         var configuration = QuireService.Configuration.testing
         configuration.demo.seed = false
         configure(&configuration)
-        service = QuireService(configuration: configuration, logger: TestServer.logger)
+        service = QuireService(configuration: configuration, logger: TestServer.logger, keys: keys)
         try service.startAndLoad()
         server = try TestServer(running: service.server)
     }

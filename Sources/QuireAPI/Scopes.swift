@@ -1,0 +1,49 @@
+/// What a token may do: its `scope` claim (API.md §5b), space-separated, OAuth style:
+/// `read:<pattern>` and `write:<pattern>`, where a pattern is a list name or a prefix ending in `*`
+/// (`read:inbox-alice read:news-* write:drafts-alice`; `read:*` reads every list). Other scopes are
+/// ignored; write does not imply read.
+struct Scopes: Sendable, Equatable {
+    private var read = Patterns()
+    private var write = Patterns()
+
+    /// Parses a `scope` claim.
+    ///
+    /// - Complexity: O(*n*) in the length of `claim`.
+    init(_ claim: String) {
+        for scope in claim.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            if scope.hasPrefix("read:") {
+                read.add(scope.dropFirst("read:".count))
+            } else if scope.hasPrefix("write:") {
+                write.add(scope.dropFirst("write:".count))
+            }
+        }
+    }
+
+    /// Whether `read:` covers `list`.
+    ///
+    /// - Complexity: O(1) for an exact name, plus O(*p*) in the number of prefix patterns.
+    func mayRead(_ list: String) -> Bool { read.matches(list) }
+
+    /// Whether `write:` covers `list`.
+    func mayWrite(_ list: String) -> Bool { write.matches(list) }
+
+    /// Names and prefixes of one kind of scope.
+    private struct Patterns: Sendable, Equatable {
+        var names: Set<String> = []
+        var prefixes: [String] = []
+
+        mutating func add(_ pattern: Substring) {
+            guard !pattern.isEmpty else { return }
+            if pattern.hasSuffix("*") {
+                let prefix = String(pattern.dropLast())
+                if !prefixes.contains(prefix) { prefixes.append(prefix) }
+            } else {
+                names.insert(String(pattern))
+            }
+        }
+
+        func matches(_ list: String) -> Bool {
+            names.contains(list) || prefixes.contains { list.hasPrefix($0) }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import FoundationEssentials
+import JWTKit
+import Synchronization
+
+/// A token that passed every check: who it names, what it may do, and until when.
+struct VerifiedToken: Sendable, Equatable {
+    /// The `sub` claim.
+    let subject: String
+    let scopes: Scopes
+    /// When the token stops being accepted: `exp` plus the leeway, in seconds since 1970.
+    let acceptedUntil: Double
+}
+
+/// Why a token was refused (API.md §5b: both are `401` with `WWW-Authenticate: Bearer error="invalid_token"`).
+enum TokenRejection: Error, Equatable {
+    /// Malformed, wrongly signed, of a refused algorithm, not yet valid, of another issuer or audience.
+    case invalid(String)
+    /// Past its `exp` (and the leeway).
+    case expired
+}
+
+/// Verifies JSON Web Tokens synchronously, on the calling thread (a libmicrohttpd worker), with jwt-kit's
+/// parser, algorithms and claims; and keeps the tokens it verified, by their bytes, until they expire, so
+/// that a client's later requests cost one dictionary lookup.
+///
+/// Refused: `alg: none` and every algorithm but HS256 (with the secret) and RS256/ES256 (with a JWKS key
+/// whose own algorithm is the token's: a token's `alg` never chooses how a key is used, so an HS256 token
+/// "signed" with an RSA public key finds no HMAC key but the secret); tokens without `sub` or `exp`; a
+/// `crit` header. Checked: the signature, `exp` and `nbf` (with the leeway), `iss` and `aud` when
+/// configured.
+final class TokenVerifier: Sendable {
+    private let settings: TokenSettings
+    private let state: Mutex<State>
+
+    private struct State {
+        var keys: TokenKeys
+        /// Increases with every key replacement: a verification against older keys is not cached.
+        var generation: UInt64 = 0
+        var cache: [String: VerifiedToken] = [:]
+    }
+
+    /// The longest token looked at; longer ones are refused unparsed.
+    static let maximumTokenBytes = 8192
+
+    init(settings: TokenSettings, keys: TokenKeys) {
+        self.settings = settings
+        state = Mutex(State(keys: keys))
+    }
+
+    /// Replaces the keys (SIGHUP) and forgets every verified token, so tokens of removed keys stop working.
+    func replaceKeys(_ keys: TokenKeys) {
+        state.withLock { state in
+            state.keys = keys
+            state.generation &+= 1
+            state.cache.removeAll()
+        }
+    }
+
+    /// Verified tokens kept now.
+    var cachedCount: Int { state.withLock { $0.cache.count } }
+
+    /// The token's subject and scopes, from the cache or verified now.
+    ///
+    /// - Complexity: O(*n*) in the token's length for a cached token (hashing it); a signature check
+    ///   otherwise (measured in the README).
+    func verify(_ token: String, now: Double = Date().timeIntervalSince1970) throws(TokenRejection) -> VerifiedToken {
+        let (cached, keys, generation) = state.withLock { state in
+            (state.cache[token], state.keys, state.generation)
+        }
+        if let cached {
+            guard now < cached.acceptedUntil else {
+                state.withLock { _ = $0.cache.removeValue(forKey: token) }
+                throw .expired
+            }
+            return cached
+        }
+        let verified = try Self.verify(token, keys: keys, settings: settings, now: now)
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            if state.cache.count >= settings.cacheEntries {
+                state.cache = state.cache.filter { now < $0.value.acceptedUntil }
+                // Still full of live tokens: start again rather than pick victims (bounded, and cheap).
+                if state.cache.count >= settings.cacheEntries { state.cache.removeAll(keepingCapacity: true) }
+            }
+            state.cache[token] = verified
+        }
+        return verified
+    }
+
+    /// Every check of a token not seen before.
+    static func verify(
+        _ token: String, keys: TokenKeys, settings: TokenSettings, now: Double
+    ) throws(TokenRejection) -> VerifiedToken {
+        let bytes = Array(token.utf8)
+        guard bytes.count <= maximumTokenBytes else { throw .invalid("The token is too long.") }
+        let parser = DefaultJWTParser()
+        let header: JWTHeader
+        let claims: TokenClaims
+        let signature: Data
+        let signingInput: ArraySlice<UInt8>
+        do {
+            (header, claims, signature) = try parser.parse(bytes, as: TokenClaims.self)
+            let parts = try parser.getTokenParts(bytes)
+            signingInput = bytes[..<(parts.header.count + 1 + parts.payload.count)]
+        } catch {
+            throw .invalid("The token is not a well-formed JSON Web Token.")
+        }
+        guard header.crit == nil else { throw .invalid("The token has a crit header, which is not supported.") }
+        let algorithm = try Self.algorithm(for: header, keys: keys)
+        let valid: Bool
+        do {
+            valid = try algorithm.verify(signature, signs: signingInput)
+        } catch {
+            valid = false
+        }
+        guard valid else { throw .invalid("The token's signature does not verify.") }
+        return try check(claims, settings: settings, now: now)
+    }
+
+    /// The key the header's `alg` (and `kid`) name, whose own algorithm is that `alg`.
+    private static func algorithm(for header: JWTHeader, keys: TokenKeys) throws(TokenRejection) -> any JWTAlgorithm {
+        guard let alg = header.alg else { throw .invalid("The token has no alg.") }
+        if alg == "HS256" {
+            guard let hmac = keys.hmac else { throw .invalid("HS256 tokens are not accepted here.") }
+            return hmac
+        }
+        guard TokenKeys.jwksAlgorithms.contains(alg) else {
+            throw .invalid("Tokens signed with \(alg) are not accepted.")
+        }
+        if let kid = header.kid {
+            guard let key = keys.byKeyID[kid], key.name == alg else {
+                throw .invalid("No \(alg) key has kid \(kid).")
+            }
+            return key
+        }
+        let candidates = keys.byKeyID.values.filter { $0.name == alg }
+        guard candidates.count == 1 else {
+            throw .invalid(candidates.isEmpty ? "No \(alg) key is configured." : "The token names no kid.")
+        }
+        return candidates[0]
+    }
+
+    private static func check(
+        _ claims: TokenClaims, settings: TokenSettings, now: Double
+    ) throws(TokenRejection) -> VerifiedToken {
+        guard let subject = claims.sub?.value, !subject.isEmpty else { throw .invalid("The token has no sub.") }
+        guard let expiration = claims.exp else { throw .invalid("The token has no exp.") }
+        let leeway = settings.leewaySeconds
+        do {
+            try expiration.verifyNotExpired(currentDate: Date(timeIntervalSince1970: now - leeway))
+        } catch {
+            throw .expired
+        }
+        if let notBefore = claims.nbf {
+            do {
+                // `nbf` is the first instant the token is valid (RFC 7519 §4.1.5): at it, accept.
+                try notBefore.verifyNotBefore(currentDate: Date(timeIntervalSince1970: now + leeway + 0.001))
+            } catch {
+                throw .invalid("The token is not valid yet (nbf).")
+            }
+        }
+        if let issuer = settings.issuer, claims.iss?.value != issuer {
+            throw .invalid("The token's iss is not \(issuer).")
+        }
+        if let audience = settings.audience {
+            do {
+                guard let claim = claims.aud else { throw TokenRejection.invalid("") }
+                try claim.verifyIntendedAudience(includes: audience)
+            } catch {
+                throw .invalid("The token's aud does not name \(audience).")
+            }
+        }
+        return VerifiedToken(
+            subject: subject, scopes: Scopes(claims.scope?.value ?? ""),
+            acceptedUntil: expiration.value.timeIntervalSince1970 + leeway)
+    }
+}
+
+/// The claims Quire reads. jwt-kit's own `verify(using:)` path is not used (``TokenVerifier`` checks
+/// the claims synchronously); it refuses, so that this payload can never pass unchecked through it.
+struct TokenClaims: JWTPayload {
+    var sub: SubjectClaim?
+    var exp: ExpirationClaim?
+    var nbf: NotBeforeClaim?
+    var iat: IssuedAtClaim?
+    var iss: IssuerClaim?
+    var aud: AudienceClaim?
+    var scope: ScopeClaim?
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        throw JWTError.generic(identifier: "quire", reason: "Quire checks its claims in TokenVerifier")
+    }
+}
+
+/// The `scope` claim: a space-separated string (RFC 8693 §4.2), or an array of strings as some
+/// identity providers send it.
+struct ScopeClaim: Codable, Sendable, Equatable {
+    var value: String
+
+    init(value: String) {
+        self.value = value
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            value = text
+        } else {
+            value = try container.decode([String].self).joined(separator: " ")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
