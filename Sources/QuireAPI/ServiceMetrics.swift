@@ -21,7 +21,7 @@ final class ServiceMetrics: RequestObserver {
         let route: String
         let status: Int
     }
-    private let accessLogger: Logger?
+    private let accessLog: (any AccessLog)?
     private let scrapeState = Mutex(ScrapeState())
     /// The server whose connections are counted, held weakly: the server holds these metrics (through
     /// its router) for its whole life.
@@ -29,6 +29,8 @@ final class ServiceMetrics: RequestObserver {
     private let connections: CoreMetrics.Gauge
     private let refused: CoreMetrics.Counter
     private let cut: CoreMetrics.Counter
+    /// Access-log lines dropped because the log's writer could not keep up.
+    private let droppedLines: CoreMetrics.Counter
     /// Requests refused by the access check, by reason.
     private let denials: [DenialReason: CoreMetrics.Counter]
 
@@ -38,6 +40,7 @@ final class ServiceMetrics: RequestObserver {
         var expired = 0
         var refused = 0
         var cut = 0
+        var droppedLines = 0
     }
 
     private struct WeakServer {
@@ -51,15 +54,15 @@ final class ServiceMetrics: RequestObserver {
     private let evicted: CoreMetrics.Counter
     private let expired: CoreMetrics.Counter
 
-    /// - Parameter accessLog: the logger of the access log (one `info` line per request), or `nil`.
-    init(accessLog: Logger?) {
+    /// - Parameter accessLog: where a line per request goes, or `nil`.
+    init(accessLog: (any AccessLog)?) {
         var factory = PrometheusMetricsFactory(registry: registry)
         let seconds: [Duration] = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60].map {
             .nanoseconds(Int64($0 * 1e9))
         }
         factory.defaultDurationHistogramBuckets = seconds
         self.factory = factory
-        accessLogger = accessLog
+        self.accessLog = accessLog
         storeWrites = CoreMetrics.Timer(label: "quire_store_write_duration_seconds", factory: factory)
         lists = CoreMetrics.Gauge(label: "quire_lists", factory: factory)
         items = CoreMetrics.Gauge(label: "quire_items", factory: factory)
@@ -70,6 +73,7 @@ final class ServiceMetrics: RequestObserver {
         connections = CoreMetrics.Gauge(label: "quire_http_connections_open", factory: factory)
         refused = CoreMetrics.Counter(label: "quire_http_connections_refused_total", factory: factory)
         cut = CoreMetrics.Counter(label: "quire_http_requests_cut_total", factory: factory)
+        droppedLines = CoreMetrics.Counter(label: "quire_access_log_dropped_lines_total", factory: factory)
         denials = Dictionary(
             uniqueKeysWithValues: DenialReason.allCases.map {
                 (
@@ -111,23 +115,10 @@ final class ServiceMetrics: RequestObserver {
         }
         counter.increment()
         timer.recordNanoseconds(elapsed.nanoseconds)
-        accessLogger?.info(
-            "request",
-            metadata: Self.accessMetadata(
-                request, route: route, status: status, elapsed: elapsed, response: response, subject: subject))
-    }
-
-    /// One access-log line's fields: the subject of the caller's token, never the token.
-    private static func accessMetadata(
-        _ request: Request, route: String, status: Int, elapsed: Duration, response: Response, subject: String?
-    ) -> Logger.Metadata {
-        var metadata: Logger.Metadata = [
-            "method": "\(request.method)", "route": "\(route)", "status": "\(status)",
-            "duration_ms": "\(Double(elapsed.nanoseconds) / 1e6)",
-            "bytes": "\(response.body.count)", "request_id": "\(request.requestID)",
-        ]
-        if let subject { metadata["subject"] = "\(subject)" }
-        return metadata
+        accessLog?.record(
+            AccessRecord(
+                method: request.method, route: route, status: status, elapsed: elapsed, bytes: response.body.count,
+                requestID: request.requestID, subject: subject))
     }
 
     /// The exposition text, with the state gauges brought up to date.
@@ -146,12 +137,14 @@ final class ServiceMetrics: RequestObserver {
                 evicted: max(state.evicted, context.sessions.evictionCount),
                 expired: max(state.expired, context.sessions.expirationCount),
                 refused: max(state.refused, server?.refusedConnections ?? 0),
-                cut: max(state.cut, server?.lateRequestsCut ?? 0))
+                cut: max(state.cut, server?.lateRequestsCut ?? 0),
+                droppedLines: max(state.droppedLines, accessLog?.droppedLines ?? 0))
             return (before, state)
         }
         for (counter, delta) in [
             (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),
             (refused, now.refused - before.refused), (cut, now.cut - before.cut),
+            (droppedLines, now.droppedLines - before.droppedLines),
         ] where delta > 0 {
             counter.increment(by: delta)
         }
