@@ -200,8 +200,8 @@ extension HTTPServer {
         let request = Request(
             method: String(cString: method),
             path: String(cString: url),
-            query: Self.values(of: .GET_ARGUMENT_KIND, on: connection),
-            headers: HTTPHeaders(Self.values(of: .HEADER_KIND, on: connection)),
+            query: Self.fields(of: .GET_ARGUMENT_KIND, on: connection),
+            headers: HTTPHeaders(fields: Self.fields(of: .HEADER_KIND, on: connection)),
             body: context.body,
             requestID: context.requestID
         )
@@ -274,31 +274,29 @@ extension HTTPServer {
         return MHD_queue_response(connection, UInt32(prepared.response.status), handle)
     }
 
-    private func extraHeaders(_ context: RequestContext) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        if !context.requestID.isEmpty { headers.add(RequestIdentifier.header, context.requestID) }
-        if isDraining { headers.add("Connection", "close") }
-        return headers
+    private func extraHeaders(_ context: RequestContext) -> ExtraHeaders {
+        ExtraHeaders(requestID: context.requestID, closing: isDraining)
     }
 
-    /// The request's values of one kind (headers, query arguments), decoded, in order.
-    private static func values(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [(String, String)] {
-        var values: [(String, String)] = []
-        withUnsafeMutablePointer(to: &values) { pointer in
+    /// The request's values of one kind (headers, query arguments), decoded, in order: one array, and a
+    /// string only for a name or value longer than 15 bytes (shorter ones are stored inline).
+    private static func fields(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [HTTPHeaders.Field] {
+        var fields: [HTTPHeaders.Field] = []
+        withUnsafeMutablePointer(to: &fields) { pointer in
             _ = MHD_get_connection_values_n(
                 connection, kind,
                 { cls, _, key, keySize, value, valueSize in
                     guard let cls, let key else { return .YES }
-                    let values = cls.assumingMemoryBound(to: [(String, String)].self)
+                    let fields = cls.assumingMemoryBound(to: [HTTPHeaders.Field].self)
                     let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
                     let text =
                         value.map {
                             String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self)
                         } ?? ""
-                    values.pointee.append((name, text))
+                    fields.pointee.append((name: name, value: text))
                     return .YES
                 }, pointer)
         }
-        return values
+        return fields
     }
 }
