@@ -29,7 +29,7 @@ extension APIContext {
         if RequestInput.ifNoneMatch(request, version: version.version) {
             return .response(Response(status: 304, headers: ["ETag": "\"\(version.version)\""]))
         }
-        let key = "\(name)\u{0}\(version.version)\u{0}\(limit)\u{0}\(after ?? "")\u{0}\(before ?? "")"
+        let key = PageKey(list: name, version: version.version, limit: limit, after: after, before: before)
         return .prepared(
             pageCache.response(for: key) {
                 let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)

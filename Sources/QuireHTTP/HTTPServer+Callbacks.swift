@@ -224,8 +224,12 @@ extension HTTPServer {
         }
     }
 
-    /// Gathers one body chunk, within the limit. Past the limit the bytes are dropped (the request gets
-    /// `413` on its final call); past a generous multiple of it the connection is closed.
+    /// Gathers one body chunk, within the limit. Past the limit the bytes are read and dropped until the
+    /// body ends, and the request gets `413` on its final call: libmicrohttpd cannot queue a response in
+    /// the middle of a body, and closing the connection instead would cut the client off while it still
+    /// sends (curl: "Send failure: Broken pipe", no answer). Reading on is what nginx's lingering close
+    /// does; it costs no memory, and the whole-request deadline (`server.requestTimeout`) bounds how long
+    /// a body that never ends is read.
     private func receiveBody(
         _ data: UnsafePointer<CChar>?,
         count: UnsafeMutablePointer<Int>,
@@ -240,8 +244,7 @@ extension HTTPServer {
                 context.isTooLarge = true
                 context.body = []
             }
-            let discardLimit = max(configuration.maxBodyBytes, 1 << 20) * 8
-            return context.bodyBytesReceived > discardLimit ? .NO : .YES
+            return .YES
         }
         if let data {
             context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
