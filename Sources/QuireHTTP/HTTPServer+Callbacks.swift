@@ -21,6 +21,8 @@ final class RequestContext {
     var requestID = ""
     /// A prepared response being sent, kept alive until the request completes.
     var prepared: PreparedResponse?
+    /// The connection's socket (for the request deadline), or -1.
+    var socket: Int32 = -1
 }
 
 func accessHandlerTrampoline(
@@ -48,8 +50,9 @@ func requestStartedTrampoline(
     guard let cls, let connection else { return nil }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = RequestContext()
+    context.socket = quire_mhd_connection_socket(connection)
     server.requestStarted()
-    server.deadlines.started(context, socket: quire_mhd_connection_socket(connection))
+    server.deadlines.started(socket: context.socket)
     return Unmanaged.passRetained(context).toOpaque()
 }
 
@@ -63,7 +66,7 @@ func requestCompletedTrampoline(
     requestSlot.pointee = nil
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-    server.deadlines.finished(context)
+    server.deadlines.finished(socket: context.socket)
     if let pending = context.pending {
         pending.requestEnded()
         server.unregister(pending)
@@ -86,6 +89,8 @@ func connectionNotifyTrampoline(
         guard let connection, let socketContext else { return }
         server.prepareTLS(connection, slot: socketContext)
     case .CONNECTION_NOTIFY_CLOSED:
+        // Before libmicrohttpd closes the socket: no deadline may outlive its connection.
+        if let connection { server.deadlines.finished(socket: quire_mhd_connection_socket(connection)) }
         if let held = socketContext?.pointee {
             socketContext?.pointee = nil
             Unmanaged<TLSCredentials>.fromOpaque(held).release()
@@ -190,7 +195,7 @@ extension HTTPServer {
             guard let response = deferred.takeResponse() else { return .YES }
             return queue(response, on: connection, context: context)
         }
-        deadlines.finished(context)  // the whole request is in: a long poll may wait as long as it likes
+        deadlines.finished(socket: context.socket)  // the whole request is in: a long poll may wait as long as it likes
         context.requestID = RequestIdentifier.of(connection)
         if context.isTooLarge {
             return queue(
