@@ -82,6 +82,49 @@ struct WireTests {
         }
     }
 
+    @Test("a shared answer is compressed once: every session's gzip body carries the same deflate fragment")
+    func sharedAnswerCompressedOnce() throws {
+        let fixture = try APIFixture()
+        defer { fixture.stop() }
+        try fixture.put("feed", listDocument(sections: 1, items: 200))
+        let sessions = try (0..<3).map { _ in
+            try fixture.call("POST", "/v1/lists/feed/sessions", json: ["limit": 50]).object()
+        }
+        // A write every item of the three (equal) windows sees: one shared answer, larger than the threshold.
+        try fixture.put("feed", listDocument(sections: 1, items: 200, prefix: "new-"))
+        var bodies: [[UInt8]] = []
+        for session in sessions {
+            let path = "/v1/sessions/\(session["session"] as! String)/changes?since=\(session["version"] as! Int)"
+            let plain = try fixture.call("GET", path, headers: [("Accept-Encoding", "identity")])
+            let zipped = try fixture.call("GET", path, headers: Self.gzip)
+            #expect(zipped.headers["Content-Encoding"] == "gzip")
+            #expect(try Self.gunzip(zipped.body) == plain.body)
+            bodies.append(zipped.body)
+        }
+        // Each session's own bytes (its id, around the content) differ; compressed whole, each body would be
+        // a different deflate stream from its first block on. Spliced, all carry one fragment, byte for byte:
+        // the shared content, compressed once.
+        for (first, second) in [(0, 1), (1, 2), (0, 2)] {
+            let common = Self.longestCommonRun(bodies[first], bodies[second])
+            #expect(common * 2 > bodies[first].count, "common run \(common) of \(bodies[first].count) bytes")
+        }
+    }
+
+    /// The length of the longest run of bytes that `a` and `b` both contain.
+    static func longestCommonRun(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var previous = [Int](repeating: 0, count: b.count + 1)
+        var best = 0
+        for i in a.indices {
+            var current = [Int](repeating: 0, count: b.count + 1)
+            for j in b.indices where a[i] == b[j] {
+                current[j + 1] = previous[j] + 1
+                best = max(best, current[j + 1])
+            }
+            previous = current
+        }
+        return best
+    }
+
     @Test("a gzip request body: a PUT of a list, decoded before the route reads it")
     func gzipRequestBody() throws {
         let fixture = try APIFixture()
