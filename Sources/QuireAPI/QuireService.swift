@@ -36,14 +36,15 @@ public final class QuireService: Sendable {
         let context = APIContext(
             registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics)
         var router = Router()
-        OperationsRoutes.add(to: &router, readiness: readiness)
+        OperationsRoutes.add(to: &router, readiness: readiness, cachePolicy: configuration.cache)
         context.addRoutes(to: &router)
         self.readiness = readiness
         self.registry = registry
         self.context = context
         router.on("GET", "/metrics") { _, _ in context.metrics() }
         self.routes = router.routeList
-        self.router = router.buildResponder(logger: logger, observer: metrics, access: context.access)
+        self.router = router.buildResponder(
+            logger: logger, observer: metrics, access: context.access, cachePolicy: configuration.cache)
         self.server = HTTPServer(configuration: configuration.http, logger: logger, responder: self.router)
         metrics.watch(server)
     }
@@ -103,6 +104,8 @@ extension QuireService {
         public var sessions = SessionSettings()
         public var longPolls = LongPollSettings()
         public var demo = DemoSettings()
+        /// `Cache-Control` of pages, the list index and the OpenAPI document (`cache.*`).
+        public var cache = CachePolicy()
 
         public init() {}
     }

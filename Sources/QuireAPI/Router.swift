@@ -77,13 +77,15 @@ public struct Router {
     /// Validates the routes and freezes them into a responder that any thread may call.
     ///
     /// - Precondition: no two routes share a method and a pattern, and every pattern starts with `/`.
-    public func buildResponder(logger: Logger, observer: (any RequestObserver)? = nil) -> RouterResponder {
-        buildResponder(logger: logger, observer: observer, access: nil)
+    public func buildResponder(
+        logger: Logger, observer: (any RequestObserver)? = nil, cachePolicy: CachePolicy = CachePolicy()
+    ) -> RouterResponder {
+        buildResponder(logger: logger, observer: observer, access: nil, cachePolicy: cachePolicy)
     }
 
     /// - Precondition: as above, and `access` is given when a route needs it.
     func buildResponder(
-        logger: Logger, observer: (any RequestObserver)?, access: AccessControl?
+        logger: Logger, observer: (any RequestObserver)?, access: AccessControl?, cachePolicy: CachePolicy
     ) -> RouterResponder {
         let root = RouteNode.Builder()
         for route in routes {
@@ -107,7 +109,8 @@ public struct Router {
             node.handlers[route.method] = route.handler
             node.pattern = route.pattern
         }
-        return RouterResponder(root: root.freeze(), logger: logger, observer: observer, access: access)
+        return RouterResponder(
+            root: root.freeze(), logger: logger, observer: observer, access: access, cachePolicy: cachePolicy)
     }
 
     static func segments(of path: String) -> [String] {
@@ -157,18 +160,35 @@ final class RouteNode: Sendable {
 }
 
 /// The immutable, thread-safe result of ``Router/buildResponder(logger:)``: `404 not-found`,
-/// `405 method-not-allowed` with `Allow`, and every thrown error as a problem document.
+/// `405 method-not-allowed` with `Allow`, every thrown error as a problem document, and every response
+/// with its `Cache-Control` (``CachePolicy``).
 public struct RouterResponder: HTTPResponder {
     let root: RouteNode
     let logger: Logger
     let observer: (any RequestObserver)?
     /// Admits callers to the guarded routes (the product API).
     let access: AccessControl?
+    /// `Cache-Control` by route kind.
+    let cachePolicy: CachePolicy
 
     public func respond(to request: Request) -> Reply {
-        guard let observer else { return route(request).reply }
-        let start = ContinuousClock.now
-        let (reply, pattern, subject) = route(request)
+        let start = observer == nil ? nil : ContinuousClock.now
+        let routed = route(request)
+        let (pattern, subject) = (routed.pattern, routed.subject)
+        var reply = routed.reply
+        switch reply {
+        case .response(let response):
+            reply = .response(cachePolicy.apply(to: response, method: request.method, route: pattern))
+        case .prepared(let prepared):
+            assert(
+                prepared.response.headers["Cache-Control"]
+                    == cachePolicy.headerValue(
+                        method: request.method, route: pattern, status: prepared.response.status),
+                "a prepared response of \(pattern) must carry its CachePolicy")
+        case .deferred:
+            break  // answered later: no-store, from the server (see CachePolicy)
+        }
+        guard let observer, let start else { return reply }
         switch reply {
         case .response(let response):
             observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
@@ -231,6 +251,14 @@ public struct RouterResponder: HTTPResponder {
     public func response(for rejection: RequestRejection) -> Response {
         switch rejection {
         case .payloadTooLarge(let limit): Problem.payloadTooLarge(limit: limit).response
+        case .unsupportedContentEncoding(let coding):
+            Problem(
+                .unsupportedMediaType,
+                detail: "The body's Content-Encoding, \(coding), is not one this service decodes (gzip, deflate).",
+                headers: ["Accept-Encoding": RequestRejection.acceptedRequestEncodings]
+            ).response
+        case .malformedContentEncoding(let coding):
+            Problem(.invalidRequest, detail: "The body is not valid \(coding.rawValue) data.").response
         }
     }
 

@@ -23,6 +23,8 @@ final class RequestContext {
     var prepared: PreparedResponse?
     /// The connection's socket (for the request deadline), or -1.
     var socket: Int32 = -1
+    /// What the request accepts and holds (`Accept-Encoding`, `If-None-Match`), for its response.
+    var negotiation: Negotiation?
 }
 
 func accessHandlerTrampoline(
@@ -202,20 +204,28 @@ extension HTTPServer {
                 responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
                 context: context)
         }
+        var headers = HTTPHeaders(fields: Self.fields(of: .HEADER_KIND, on: connection))
+        let body: [UInt8]
+        switch decodeBody(context.body, headers: &headers) {
+        case .decoded(let decoded):
+            body = decoded
+        case .refused(let rejection):
+            return queue(responder.response(for: rejection), on: connection, context: context)
+        }
+        context.body = []
         let request = Request(
             method: String(cString: method),
             path: String(cString: url),
             query: Self.fields(of: .GET_ARGUMENT_KIND, on: connection),
-            headers: HTTPHeaders(fields: Self.fields(of: .HEADER_KIND, on: connection)),
-            body: context.body,
+            headers: headers,
+            body: body,
             requestID: context.requestID
         )
-        context.body = []
+        context.negotiation = Negotiation(request)
         switch responder.respond(to: request) {
         case .response(let response):
             return queue(response, on: connection, context: context)
         case .prepared(let prepared):
-            context.prepared = prepared
             return queue(prepared, on: connection, context: context)
         case .deferred(let deferred):
             context.pending = deferred
@@ -265,21 +275,61 @@ extension HTTPServer {
         return Int(String(cString: value)) ?? Int.max
     }
 
-    /// Hands `response` to libmicrohttpd, which copies the body; adds `X-Request-Id`, and
-    /// `Connection: close` while draining.
+    /// Hands `response`, as negotiated for the request (see `wireResponse`), to libmicrohttpd, which copies
+    /// the body; adds `X-Request-Id`, and `Connection: close` while draining.
     private func queue(_ response: Response, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
+        queueAsIs(wireResponse(response, context.negotiation), on: connection, context: context)
+    }
+
+    private func queueAsIs(_ response: Response, on connection: OpaquePointer, context: RequestContext)
+        -> MHD_Result
+    {
         let handle = makeLibmicrohttpdResponse(response, extra: extraHeaders(context))
         defer { MHD_destroy_response(handle) }
         return MHD_queue_response(connection, UInt32(response.status), handle)
     }
 
-    /// Queues a prepared response: its body is sent from the shared buffer.
+    /// Queues a prepared response, or its compressed variant (made once, kept beside it), or a `304`:
+    /// the body is sent from the shared buffer.
     private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer, context: RequestContext)
         -> MHD_Result
     {
-        let handle = prepared.makeLibmicrohttpdResponse(extra: extraHeaders(context))
+        let (chosen, notModified, vary) = wireRepresentation(prepared, context.negotiation)
+        if let notModified { return queueAsIs(notModified, on: connection, context: context) }
+        context.prepared = chosen
+        var extra = extraHeaders(context)
+        extra.varyByEncoding = vary
+        extra.noStore = !chosen.hasCacheControl
+        let handle = chosen.makeLibmicrohttpdResponse(extra: extra)
         defer { MHD_destroy_response(handle) }
-        return MHD_queue_response(connection, UInt32(prepared.response.status), handle)
+        return MHD_queue_response(connection, UInt32(chosen.response.status), handle)
+    }
+
+    enum DecodedBody {
+        case decoded([UInt8])
+        case refused(RequestRejection)
+    }
+
+    /// The request body decoded from its `Content-Encoding` (gzip or deflate), the field then removed;
+    /// the body limit applies to the decoded size.
+    private func decodeBody(_ body: [UInt8], headers: inout HTTPHeaders) -> DecodedBody {
+        let values = headers.values(for: "Content-Encoding")
+        guard !values.isEmpty else { return .decoded(body) }
+        let codings = values.flatMap { $0.split(separator: ",") }.map { $0.trimming(" \t") }.filter {
+            !$0.isEmpty && $0.lowercased() != "identity"
+        }
+        headers.remove("Content-Encoding")
+        guard let name = codings.first else { return .decoded(body) }
+        guard codings.count == 1, let coding = ContentCoding(token: name) else {
+            return .refused(.unsupportedContentEncoding(codings.joined(separator: ", ")))
+        }
+        do throws(InflateStream.Failure) {
+            return .decoded(try RequestBodyDecoding.decode(body, coding: coding, limit: configuration.maxBodyBytes))
+        } catch .tooLarge {
+            return .refused(.payloadTooLarge(limit: configuration.maxBodyBytes))
+        } catch {
+            return .refused(.malformedContentEncoding(coding))
+        }
     }
 
     private func extraHeaders(_ context: RequestContext) -> ExtraHeaders {

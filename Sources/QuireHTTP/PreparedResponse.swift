@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Synchronization
 
 /// A response built once and sent many times: its body is copied once, at creation, into memory that
 /// libmicrohttpd sends from directly, so queueing it copies no body. For constant answers (`/healthz`)
@@ -7,14 +8,28 @@ internal import CMicroHTTPD
 /// `@unchecked Sendable` is safe: the body buffer is written once in `init` and only read afterwards
 /// (by libmicrohttpd, from any worker thread), and it is freed in `deinit`, which cannot run while a
 /// connection still sends it because every request that queued it keeps the object alive until the
-/// request's completion callback.
+/// request's completion callback. Its other state is immutable or behind a `Mutex`.
+///
+/// A compressed variant (gzip, deflate) is made the first time a client asks for it and kept beside the
+/// plain one: compressed once, sent many times.
 public final class PreparedResponse: @unchecked Sendable {
     /// The response as given.
     public let response: Response
     private let body: UnsafeMutableRawBufferPointer
+    /// Whether a compressed representation may be sent (see `HTTPServer.isCompressible`).
+    let isCompressible: Bool
+    /// The `ETag` of this representation, if any.
+    let entityTag: String?
+    /// Whether the response says how caches may keep it (else it is sent with `no-store`).
+    let hasCacheControl: Bool
+    /// The gzip and deflate variants, once made.
+    let variants = Mutex<[PreparedResponse?]>([nil, nil])
 
     public init(_ response: Response) {
         self.response = response
+        isCompressible = HTTPServer.isCompressible(response)
+        entityTag = response.headers["ETag"]
+        hasCacheControl = response.headers.contains("Cache-Control")
         body = .allocate(byteCount: max(response.body.count, 1), alignment: 1)
         response.body.withUnsafeBytes { body.copyMemory(from: $0) }
     }
@@ -73,9 +88,15 @@ func addHeader(_ name: String, _ value: String, to handle: OpaquePointer) {
 struct ExtraHeaders {
     var requestID: String
     var closing: Bool
+    /// `Vary: Accept-Encoding`: the response has a compressed representation.
+    var varyByEncoding = false
+    /// `Cache-Control: no-store`: the response says nothing of caches itself.
+    var noStore = false
 
     func add(to handle: OpaquePointer) {
         if !requestID.isEmpty { addHeader(RequestIdentifier.header, requestID, to: handle) }
         if closing { _ = MHD_add_response_header(handle, "Connection", "close") }
+        if varyByEncoding { _ = MHD_add_response_header(handle, "Vary", "Accept-Encoding") }
+        if noStore { _ = MHD_add_response_header(handle, "Cache-Control", "no-store") }
     }
 }
