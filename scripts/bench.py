@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Quire's HTTP benchmarks, each measured in one run against ../shared/bench/mhd-reference.c.
 
-  scripts/bench.py http [--rounds N] [--seconds S] [--only TEXT]
+  scripts/bench.py http [--rounds N] [--seconds S] [--only TEXT] [--cpu-limit CPUS]
                                                      requests/s, p50, p99 of the read endpoints vs the reference,
                                                      rounds alternating (the demo page also with the default
                                                      configuration's text access log, JSON lines, an HS256 and an
@@ -173,9 +173,39 @@ def es256_setup(directory):
     return jwks, f"{header}.{payload}.{b64url(signature)}"
 
 
+class CPULimit:
+    """A cgroup (v1 `cpu` controller) that gives the processes put in it `cores` CPUs' worth of time per
+    100 ms: the same servers on a slower machine, for the ratio's second measurement. Removed at exit."""
+
+    def __init__(self, cores):
+        self.path = f"/sys/fs/cgroup/cpu/quire-bench-{os.getpid()}"
+        os.makedirs(self.path, exist_ok=True)
+        with open(os.path.join(self.path, "cpu.cfs_period_us"), "w") as f:
+            f.write("100000")
+        with open(os.path.join(self.path, "cpu.cfs_quota_us"), "w") as f:
+            f.write(str(int(cores * 100000)))
+
+    def add(self, process):
+        with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
+            f.write(str(process.pid))
+
+    def remove(self):
+        stop_all()
+        try:
+            os.rmdir(self.path)
+        except OSError:
+            pass
+
+
 def http(options):
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: make deps-bench")
+    limit = None
+    if options.cpu_limit:
+        limit = CPULimit(options.cpu_limit)
+        import atexit
+        atexit.register(limit.remove)
+        print(f"servers limited to {options.cpu_limit} CPU (cgroup cpu.cfs_quota_us): a slower machine")
     reference_binary = os.path.join(tempfile.mkdtemp(prefix="quire-ref-"), "mhd-reference")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
                            check=True).stdout.split()
@@ -189,6 +219,9 @@ def http(options):
     secret = "bench-secret-" + "x" * 32
     jwks, es256 = es256_setup(tempfile.mkdtemp(prefix="quire-jwt-"))
     _, tokened = start_quire({"QUIRE_AUTH_JWT_SECRET": secret, "QUIRE_AUTH_JWT_JWKS_FILE": jwks})
+    if limit:
+        for process in list(children):
+            limit.add(process)
     hs256 = subprocess.run([build(), "token", "--sub", "bench", "--scope", "read:demo", "--ttl", "1h"],
                            env=dict(os.environ, QUIRE_AUTH_JWT_SECRET=secret), capture_output=True, text=True,
                            check=True).stdout.strip()
@@ -220,6 +253,8 @@ def http(options):
             f.write(expected)
         port = free_port()
         reference = start([reference_binary, str(port), body_file])
+        if limit:
+            limit.add(reference)
         time.sleep(0.3)
         wrk(url, 1, token=token)  # warm-up
         ratios = []
@@ -716,6 +751,7 @@ def main():
     h.add_argument("--rounds", type=int, default=5)
     h.add_argument("--seconds", type=int, default=4)
     h.add_argument("--only", help="run the endpoints whose name contains this text (e.g. demo)")
+    h.add_argument("--cpu-limit", type=float, help="give the servers this many CPUs' time (a slower machine)")
     s = commands.add_parser("sessions")
     s.add_argument("--count", type=int, default=100_000)
     l = commands.add_parser("long-polls")
