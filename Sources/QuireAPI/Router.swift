@@ -162,6 +162,11 @@ public struct RouterResponder: HTTPResponder {
             pending.whenResolved { response in
                 observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
             }
+        case .stream(let stream):
+            // Logged when it starts: a stream lasts as long as its client stays.
+            observer.requestDidFinish(
+                request, route: pattern, response: Response(status: stream.status, headers: stream.headers),
+                since: start, subject: subject)
         }
         return reply
     }
