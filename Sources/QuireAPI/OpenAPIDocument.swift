@@ -85,7 +85,7 @@ info:
     | 404 | `https://quire.dev/problems/list-not-found` | List not found | the named list does not exist (never written, or deleted) | |
     | 404 | `https://quire.dev/problems/session-not-found` | Session not found | the session id is unknown, expired, evicted, or its list was deleted; create a new session | |
     | 405 | `https://quire.dev/problems/method-not-allowed` | Method not allowed | the path exists but not with this method (any path of this document) | `Allow` |
-    | 409 | `https://quire.dev/problems/since-mismatch` | Version mismatch | `since` is neither the version of the session's window nor the one before it; reset the session | `version`: the session's window version |
+    | 409 | `https://quire.dev/problems/since-mismatch` | Version mismatch | `since` (or `seq`) names neither the session's window nor the one before it; reset the session | `version`: the session's window version; `seq`: its answer counter |
     | 412 | `https://quire.dev/problems/version-mismatch` | Precondition failed | `If-Match` names no current version of the list | `version`: the list's current version (0 if it does not exist) |
     | 413 | `https://quire.dev/problems/payload-too-large` | Payload too large | a request body (declared or received, on any path) larger than `server.maxBodyBytes` | `limit`: the limit in bytes |
     | 415 | `https://quire.dev/problems/unsupported-media-type` | Unsupported media type | a non-empty request body whose `Content-Type` is missing or not `application/json` | |
@@ -547,6 +547,7 @@ paths:
         empty changes). A long poll held while the service drains is answered at once with its changes.
       parameters:
         - $ref: '#/components/parameters/Since'
+        - $ref: '#/components/parameters/Seq'
         - $ref: '#/components/parameters/Extend'
         - $ref: '#/components/parameters/ExtendLimit'
         - $ref: '#/components/parameters/Wait'
@@ -557,6 +558,76 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/ChangesAnswer'
+        '400':
+          $ref: '#/components/responses/InvalidRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
+        '404':
+          $ref: '#/components/responses/SessionNotFound'
+        '409':
+          $ref: '#/components/responses/SinceMismatch'
+        '500':
+          $ref: '#/components/responses/Internal'
+        '503':
+          $ref: '#/components/responses/Overloaded'
+  /v1/sessions/{id}/events:
+    parameters:
+      - $ref: '#/components/parameters/SessionId'
+    get:
+      operationId: getSessionEvents
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
+      tags: [sessions]
+      summary: The session's answers pushed as server-sent events
+      description: |
+        A `text/event-stream` that stays open (API.md §4c). Every time the session's window moves because
+        of a write, one event carries the answer exactly as `changes` would give it (`event: changes`, or
+        `event: reset`), with `id:` its `seq`:
+
+        ```
+        id: 7
+        event: changes
+        data: {"session":"…","seq":7,"fromSeq":6,"from":6,"version":9,"format":"batch","changes":{…},"page":{…}}
+
+        : keep-alive
+        ```
+
+        A client that reads slowly gets one event from its window to the latest version, never a backlog.
+        Answers to the client's own requests (extend, expand, collapse, reset) are given on those requests,
+        not repeated here; `seq` orders both. A comment line every `events.heartbeatInterval` seconds keeps
+        proxies from closing an idle stream (`X-Accel-Buffering: no` stops nginx from buffering it). When
+        the session ends (deleted, expired, evicted, its list deleted) the stream sends `event: gone`
+        (`data: {"session":"…"}`) and ends; a new stream of the same session ends the older one; the stream
+        ends when the caller's token expires, and on shutdown. The window starts from `Last-Event-ID`
+        (a `seq`), else `seq` or `since`, else the session's current window; a window that is neither the
+        session's nor the one before is `409` before the stream starts.
+      parameters:
+        - $ref: '#/components/parameters/Since'
+        - $ref: '#/components/parameters/Seq'
+        - name: Last-Event-ID
+          in: header
+          required: false
+          description: The `seq` of the last event the client applied (sent by EventSource on reconnect).
+          schema:
+            type: string
+            pattern: '^[0-9]{1,16}$'
+      responses:
+        '200':
+          description: The event stream (it stays open).
+          headers:
+            X-Accel-Buffering:
+              description: '`no`: a proxy passes each event on at once.'
+              schema:
+                type: string
+                const: 'no'
+          content:
+            text/event-stream:
+              schema:
+                type: string
         '400':
           $ref: '#/components/responses/InvalidRequest'
         '401':
@@ -807,13 +878,24 @@ components:
     Since:
       name: since
       in: query
-      required: true
+      required: false
       description: |
         The version of the client's window: the `version` of the last answer it applied, or of the one
         before it (a retry after a lost answer is answered again from that point). Another version is
-        `409 since-mismatch`; a missing or non-positive value is `400 invalid-request`.
+        `409 since-mismatch`. Exactly one of `since` and `seq` (both, neither, or a non-positive value:
+        `400 invalid-request`).
       schema:
         $ref: '#/components/schemas/Version'
+    Seq:
+      name: seq
+      in: query
+      required: false
+      description: |
+        The client's window as its answer counter instead of `since`: the `seq` of the last answer it
+        applied, or the session's window before that one. Unlike a version, it tells apart two windows of
+        the same list version (an extend with no write between). Another value is `409 since-mismatch`.
+      schema:
+        $ref: '#/components/schemas/Seq'
     Extend:
       name: extend
       in: query
@@ -1100,6 +1182,13 @@ components:
       minimum: 1
       maximum: 9007199254740991
       description: A list version (1 on creation, +1 per committed write).
+    Seq:
+      type: integer
+      minimum: 1
+      maximum: 9007199254740991
+      description: |
+        A session's answer counter (API.md §4a): 1 for the creation answer, +1 for every answer that moves
+        the window (a write, an extend, an expand, a collapse, a reset); never given to two windows.
     ItemId:
       type: string
       minLength: 1
@@ -1595,12 +1684,14 @@ components:
             non-zero `keep` below `limit` is `400 invalid-request`.
     SessionPage:
       type: object
-      description: A new session and its first window.
-      required: [session, format, list, version, sections, page]
+      description: A new session and its first window (`seq` 1).
+      required: [session, seq, format, list, version, sections, page]
       additionalProperties: false
       properties:
         session:
           $ref: '#/components/schemas/SessionId'
+        seq:
+          $ref: '#/components/schemas/Seq'
         format:
           $ref: '#/components/schemas/Format'
         list:
@@ -1615,12 +1706,16 @@ components:
           $ref: '#/components/schemas/WindowPageInfo'
     ExpandRequest:
       type: object
-      description: The body of `expand` and `collapse`.
-      required: [since, id]
+      description: |
+        The body of `expand` and `collapse`: the client's window as `since` (its version) or `seq` (its
+        answer counter), exactly one of them (both or neither is `400 invalid-request`), and the item.
+      required: [id]
       additionalProperties: false
       properties:
         since:
           $ref: '#/components/schemas/Version'
+        seq:
+          $ref: '#/components/schemas/Seq'
         id:
           $ref: '#/components/schemas/ItemId'
     ResetRequest:
@@ -1650,13 +1745,19 @@ components:
       description: |
         The answer of `changes`, `expand` and `collapse`: exactly one of `changes` (in the session's
         `format`: an object for `batch`, an array for `sequential`) or `reset` (the whole new window, for
-        `reloadData`). `from` is the `since` of the request, `version` the version the window is at after
-        applying the answer.
-      required: [session, from, version, format, page]
+        `reloadData`). `from` is the version of the window the answer applies to, `version` the version the
+        window is at after applying it; `fromSeq` and `seq` are the same two windows' answer counters
+        (`seq` = `fromSeq` when nothing moved). A client applies answers in `seq` order, each to the window
+        of its `fromSeq`.
+      required: [session, seq, fromSeq, from, version, format, page]
       additionalProperties: false
       properties:
         session:
           $ref: '#/components/schemas/SessionId'
+        seq:
+          $ref: '#/components/schemas/Seq'
+        fromSeq:
+          $ref: '#/components/schemas/Seq'
         from:
           $ref: '#/components/schemas/Version'
         version:
@@ -1697,12 +1798,16 @@ components:
       type: object
       description: |
         The answer of `reset`: the changes-answer shape, always with `reset`. `from` is the version of the
-        window the session held before.
-      required: [session, from, version, format, reset, page]
+        window the session held before, `fromSeq` its answer counter; `seq` the reset window's.
+      required: [session, seq, fromSeq, from, version, format, reset, page]
       additionalProperties: false
       properties:
         session:
           $ref: '#/components/schemas/SessionId'
+        seq:
+          $ref: '#/components/schemas/Seq'
+        fromSeq:
+          $ref: '#/components/schemas/Seq'
         from:
           $ref: '#/components/schemas/Version'
         version:
@@ -1988,7 +2093,7 @@ components:
     SinceMismatchProblem:
       allOf:
         - $ref: '#/components/schemas/Problem'
-        - required: [version]
+        - required: [version, seq]
           properties:
             type:
               const: https://quire.dev/problems/since-mismatch
@@ -1996,6 +2101,8 @@ components:
               const: 409
             version:
               $ref: '#/components/schemas/Version'
+            seq:
+              $ref: '#/components/schemas/Seq'
     VersionMismatchProblem:
       allOf:
         - $ref: '#/components/schemas/Problem'

@@ -101,6 +101,7 @@ extension QuireService {
         public var pages = PageSettings()
         public var sessions = SessionSettings()
         public var longPolls = LongPollSettings()
+        public var events = EventSettings()
         public var demo = DemoSettings()
 
         public init() {}

@@ -8,7 +8,8 @@ import Synchronization
 /// The service's metrics (swift-metrics, exposed by swift-prometheus at `/metrics`) and its access log.
 ///
 /// Per request: a counter by method, route template and status, and a latency histogram by route. At
-/// each scrape: gauges of lists, items, sessions, waiting long polls and open connections, and counters
+/// each scrape: gauges of lists, items, sessions, waiting long polls, open event streams and open
+/// connections, and counters
 /// of evicted and expired sessions, refused connections and requests cut for arriving too slowly. The
 /// store's write latency is a histogram fed by ``TimedListStore``.
 final class ServiceMetrics: RequestObserver {
@@ -48,6 +49,7 @@ final class ServiceMetrics: RequestObserver {
     private let items: CoreMetrics.Gauge
     private let sessions: CoreMetrics.Gauge
     private let waiting: CoreMetrics.Gauge
+    private let streams: CoreMetrics.Gauge
     private let evicted: CoreMetrics.Counter
     private let expired: CoreMetrics.Counter
 
@@ -65,6 +67,7 @@ final class ServiceMetrics: RequestObserver {
         items = CoreMetrics.Gauge(label: "quire_items", factory: factory)
         sessions = CoreMetrics.Gauge(label: "quire_sessions_active", factory: factory)
         waiting = CoreMetrics.Gauge(label: "quire_long_polls_waiting", factory: factory)
+        streams = CoreMetrics.Gauge(label: "quire_event_streams_open", factory: factory)
         evicted = CoreMetrics.Counter(label: "quire_sessions_evicted_total", factory: factory)
         expired = CoreMetrics.Counter(label: "quire_sessions_expired_total", factory: factory)
         connections = CoreMetrics.Gauge(label: "quire_http_connections_open", factory: factory)
@@ -137,6 +140,7 @@ final class ServiceMetrics: RequestObserver {
         items.record(totals.items)
         sessions.record(context.sessions.count)
         waiting.record(context.longPolls.count)
+        streams.record(context.streams.count)
         let server = server.withLock { $0.server }
         connections.record(server?.connectionCount ?? 0)
         // Read and stored under one lock: two scrapes at once must not count the same increase twice.
