@@ -605,6 +605,10 @@ paths:
         ends when the caller's token expires, and on shutdown. The window starts from `Last-Event-ID`
         (a `seq`), else `seq` or `since`, else the session's current window; a window that is neither the
         session's nor the one before is `409` before the stream starts.
+
+        The `data` of each event is JSON of a schema of this document: `DiffAnswer` for `event: changes`,
+        `ResetAnswer` for `event: reset`, `GoneEvent` for `event: gone` (the event name tells which, so a
+        generated client decodes `data` with the type it names).
       parameters:
         - $ref: '#/components/parameters/Since'
         - $ref: '#/components/parameters/Seq'
@@ -969,13 +973,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/invalid-request
-                  status:
-                    const: 400
+            $ref: '#/components/schemas/Problem'
     BadPageRequest:
       description: |
         `invalid-request`: a bad parameter (list name, `limit` out of 1..500, both `after` and `before`);
@@ -983,15 +981,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    enum:
-                      - https://quire.dev/problems/invalid-request
-                      - https://quire.dev/problems/invalid-cursor
-                  status:
-                    const: 400
+            $ref: '#/components/schemas/Problem'
     BadBody:
       description: |
         `invalid-json`: the body is not well-formed UTF-8 JSON (or is empty where a body is required);
@@ -1001,15 +991,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    enum:
-                      - https://quire.dev/problems/invalid-json
-                      - https://quire.dev/problems/invalid-request
-                  status:
-                    const: 400
+            $ref: '#/components/schemas/Problem'
     Unauthorized:
       description: |
         `unauthorized`: a token is required and the request carries none, or one that is malformed,
@@ -1020,37 +1002,19 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/unauthorized
-                  status:
-                    const: 401
+            $ref: '#/components/schemas/Problem'
     Forbidden:
       description: '`forbidden`: the token is valid but its `scope` does not cover the list.'
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/forbidden
-                  status:
-                    const: 403
+            $ref: '#/components/schemas/Problem'
     ListNotFound:
       description: '`list-not-found`: no list has this name (never written, or deleted).'
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/list-not-found
-                  status:
-                    const: 404
+            $ref: '#/components/schemas/Problem'
     SessionNotFound:
       description: |
         `session-not-found`: the session is unknown, expired, evicted or deleted, or its list was deleted.
@@ -1058,13 +1022,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/session-not-found
-                  status:
-                    const: 404
+            $ref: '#/components/schemas/Problem'
     SinceMismatch:
       description: |
         `since-mismatch`: `since` is neither the version of the session's window nor the one before it.
@@ -1094,13 +1052,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/unsupported-media-type
-                  status:
-                    const: 415
+            $ref: '#/components/schemas/Problem'
     InvalidList:
       description: |
         `invalid-list`: the document is not a valid list; `path` names the offending member
@@ -1133,13 +1085,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/overloaded
-                  status:
-                    const: 503
+            $ref: '#/components/schemas/Problem'
     Internal:
       description: '`internal`: never expected; the cause was logged under `requestId`.'
       content:
@@ -1153,6 +1099,7 @@ components:
       additionalProperties: false
       properties:
         status:
+          type: string
           const: ok
     Ready:
       type: object
@@ -1160,6 +1107,7 @@ components:
       additionalProperties: false
       properties:
         status:
+          type: string
           const: ready
     ListName:
       type: string
@@ -1234,8 +1182,11 @@ components:
           items:
             $ref: '#/components/schemas/Item'
     Supplementary:
-      type: object
-      description: A header or footer as written.
+      type: [object, 'null']
+      description: |
+        A header or footer as written, or `null` for none. Nullable as a whole (`type: [object, 'null']`)
+        rather than `oneOf: [{$ref}, {type: 'null'}]` at each use, so that generated clients make it an
+        optional value of one type.
       required: [type]
       additionalProperties: false
       properties:
@@ -1253,15 +1204,9 @@ components:
         id:
           $ref: '#/components/schemas/SectionId'
         header:
-          oneOf:
-            - $ref: '#/components/schemas/Supplementary'
-            - type: 'null'
-          default: null
+          $ref: '#/components/schemas/Supplementary'
         footer:
-          oneOf:
-            - $ref: '#/components/schemas/Supplementary'
-            - type: 'null'
-          default: null
+          $ref: '#/components/schemas/Supplementary'
         items:
           type: array
           items:
@@ -1325,7 +1270,12 @@ components:
           items:
             $ref: '#/components/schemas/Op'
     Op:
-      description: One write operation. Anchors (`after`, `before`) are sibling ids; at most one of them.
+      description: |
+        One write operation, told apart by `op`. Anchors (`after`, `before`) are sibling ids; at most one
+        of them (both: `422 invalid-op`). `insertItems` and `moveItem` name exactly one of `section` and
+        `parent` (both or neither: `422 invalid-op`). These two rules are stated here rather than as
+        `not` / `oneOf` of `required` lists, which the client generators cannot follow; the server enforces
+        them.
       oneOf:
         - $ref: '#/components/schemas/InsertItemsOp'
         - $ref: '#/components/schemas/RemoveItemsOp'
@@ -1350,11 +1300,13 @@ components:
       type: object
       description: |
         Inserts `items` (with their children) into a section's top level (`section`) or into an item's
-        children (`parent`), exactly one of the two; after or before a sibling, or at the end.
+        children (`parent`), exactly one of the two; after or before a sibling (at most one of `after` and
+        `before`), or at the end. The server answers `422 invalid-op` when either rule is broken.
       required: [op, items]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: insertItems
         section:
           $ref: '#/components/schemas/SectionId'
@@ -1369,11 +1321,6 @@ components:
           $ref: '#/components/schemas/ItemId'
         before:
           $ref: '#/components/schemas/ItemId'
-      oneOf:
-        - required: [section]
-        - required: [parent]
-      not:
-        required: [after, before]
     RemoveItemsOp:
       type: object
       description: Removes the items (with their children) wherever they are.
@@ -1381,6 +1328,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: removeItems
         ids:
           type: array
@@ -1398,6 +1346,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: updateItems
         items:
           type: array
@@ -1408,11 +1357,13 @@ components:
       type: object
       description: |
         Moves an item (with its children) into a section's top level (`section`) or into an item's children
-        (`parent`), exactly one of the two; after or before a sibling, or at the end.
+        (`parent`), exactly one of the two; after or before a sibling (at most one of `after` and
+        `before`), or at the end. The server answers `422 invalid-op` when either rule is broken.
       required: [op, id]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: moveItem
         id:
           $ref: '#/components/schemas/ItemId'
@@ -1424,18 +1375,16 @@ components:
           $ref: '#/components/schemas/ItemId'
         before:
           $ref: '#/components/schemas/ItemId'
-      oneOf:
-        - required: [section]
-        - required: [parent]
-      not:
-        required: [after, before]
     InsertSectionsOp:
       type: object
-      description: Inserts sections (with their items) after or before a section, or at the end.
+      description: |
+        Inserts sections (with their items) after or before a section (at most one of `after` and
+        `before`), or at the end.
       required: [op, sections]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: insertSections
         sections:
           type: array
@@ -1446,8 +1395,6 @@ components:
           $ref: '#/components/schemas/SectionId'
         before:
           $ref: '#/components/schemas/SectionId'
-      not:
-        required: [after, before]
     RemoveSectionsOp:
       type: object
       description: Removes the sections with all their items.
@@ -1455,6 +1402,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: removeSections
         ids:
           type: array
@@ -1466,29 +1414,31 @@ components:
       type: object
       description: |
         Sets a section's `header` and / or `footer`: a view sets it, `null` removes it, an absent member
-        keeps it. Items are untouched.
+        keeps it. Items are untouched. (A client whose generated types cannot tell an explicit `null` from
+        an absent member, such as swift-openapi-generator's, removes a header or footer with `PUT`, where
+        an absent `header` or `footer` is `null`.)
       required: [op, id]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: updateSection
         id:
           $ref: '#/components/schemas/SectionId'
         header:
-          oneOf:
-            - $ref: '#/components/schemas/Supplementary'
-            - type: 'null'
+          $ref: '#/components/schemas/Supplementary'
         footer:
-          oneOf:
-            - $ref: '#/components/schemas/Supplementary'
-            - type: 'null'
+          $ref: '#/components/schemas/Supplementary'
     MoveSectionOp:
       type: object
-      description: Moves a section (with its items) after or before another section, or to the end.
+      description: |
+        Moves a section (with its items) after or before another section (at most one of `after` and
+        `before`), or to the end.
       required: [op, id]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: moveSection
         id:
           $ref: '#/components/schemas/SectionId'
@@ -1496,8 +1446,6 @@ components:
           $ref: '#/components/schemas/SectionId'
         before:
           $ref: '#/components/schemas/SectionId'
-      not:
-        required: [after, before]
     PageItem:
       type: object
       description: |
@@ -1526,17 +1474,15 @@ components:
         parent: [depth]
         depth: [parent]
     SupplementaryView:
+      type: [object, 'null']
       description: A header or footer as read (`null` when the section has none).
-      oneOf:
-        - type: object
-          required: [type, data]
-          additionalProperties: false
-          properties:
-            type:
-              $ref: '#/components/schemas/ViewType'
-            data:
-              description: Any JSON value the view renders (`null` when it was not written).
-        - type: 'null'
+      required: [type, data]
+      additionalProperties: false
+      properties:
+        type:
+          $ref: '#/components/schemas/ViewType'
+        data:
+          description: Any JSON value the view renders (`null` when it was not written).
     PageSection:
       type: object
       description: |
@@ -1573,15 +1519,13 @@ components:
         hasNext:
           type: boolean
         prev:
+          type: [string, 'null']
+          minLength: 1
           description: Cursor for the previous page (`before`); `null` when `hasPrev` is false.
-          oneOf:
-            - $ref: '#/components/schemas/Cursor'
-            - type: 'null'
         next:
+          type: [string, 'null']
+          minLength: 1
           description: Cursor for the next page (`after`); `null` when `hasNext` is false.
-          oneOf:
-            - $ref: '#/components/schemas/Cursor'
-            - type: 'null'
         total:
           type: integer
           minimum: 0
@@ -1616,9 +1560,13 @@ components:
         hasNext:
           type: boolean
         prev:
-          type: 'null'
+          type: [string, 'null']
+          maxLength: 0
+          description: Always `null` (typed as a nullable string so that generated clients keep the member).
         next:
-          type: 'null'
+          type: [string, 'null']
+          maxLength: 0
+          description: Always `null` (typed as a nullable string so that generated clients keep the member).
         total:
           type: integer
           minimum: 0
@@ -1741,15 +1689,36 @@ components:
           type: integer
           minimum: 0
     ChangesAnswer:
-      type: object
       description: |
-        The answer of `changes`, `expand` and `collapse`: exactly one of `changes` (in the session's
-        `format`: an object for `batch`, an array for `sequential`) or `reset` (the whole new window, for
-        `reloadData`). `from` is the version of the window the answer applies to, `version` the version the
-        window is at after applying it; `fromSeq` and `seq` are the same two windows' answer counters
-        (`seq` = `fromSeq` when nothing moved). A client applies answers in `seq` order, each to the window
-        of its `fromSeq`.
-      required: [session, seq, fromSeq, from, version, format, page]
+        The answer of `changes`, `expand` and `collapse`: either the changes (`DiffAnswer`: a member
+        `changes` in the session's `format`, an object for `batch`, an array for `sequential`) or a reset
+        (`ResetAnswer`: a member `reset` with the whole new window, for `reloadData`), never both. `from` is
+        the version of the window the answer applies to, `version` the version the window is at after
+        applying it; `fromSeq` and `seq` are the same two windows' answer counters (`seq` = `fromSeq` when
+        nothing moved). A client applies answers in `seq` order, each to the window of its `fromSeq`.
+
+        No member's value tells a reset from changes (both carry the session's `format`), so this `oneOf`
+        has no discriminator: its two cases are told apart by which of `changes` and `reset` is present
+        (each is required in its case, and neither case allows the other member).
+      oneOf:
+        - $ref: '#/components/schemas/DiffAnswer'
+        - $ref: '#/components/schemas/ResetAnswer'
+    DiffAnswer:
+      description: |
+        An answer with `changes`, told apart by `format` (the session's): `batch` carries `BatchChanges`,
+        `sequential` carries `SequentialChanges`. Also the `data` of an `event: changes` of the event stream.
+      oneOf:
+        - $ref: '#/components/schemas/BatchChangesAnswer'
+        - $ref: '#/components/schemas/SequentialChangesAnswer'
+      discriminator:
+        propertyName: format
+        mapping:
+          batch: '#/components/schemas/BatchChangesAnswer'
+          sequential: '#/components/schemas/SequentialChangesAnswer'
+    BatchChangesAnswer:
+      type: object
+      description: Changes in the `batch` format (see `ChangesAnswer` for the versions and counters).
+      required: [session, seq, fromSeq, from, version, format, changes, page]
       additionalProperties: false
       properties:
         session:
@@ -1763,42 +1732,41 @@ components:
         version:
           $ref: '#/components/schemas/Version'
         format:
-          $ref: '#/components/schemas/Format'
+          type: string
+          const: batch
         changes:
-          oneOf:
-            - $ref: '#/components/schemas/BatchChanges'
-            - $ref: '#/components/schemas/SequentialChanges'
-        reset:
-          $ref: '#/components/schemas/WindowPage'
+          $ref: '#/components/schemas/BatchChanges'
         page:
           $ref: '#/components/schemas/WindowInfo'
-      oneOf:
-        - required: [changes]
-        - required: [reset]
-      allOf:
-        - if:
-            required: [changes]
-            properties:
-              format:
-                const: batch
-          then:
-            properties:
-              changes:
-                $ref: '#/components/schemas/BatchChanges'
-        - if:
-            required: [changes]
-            properties:
-              format:
-                const: sequential
-          then:
-            properties:
-              changes:
-                $ref: '#/components/schemas/SequentialChanges'
+    SequentialChangesAnswer:
+      type: object
+      description: Changes in the `sequential` format (see `ChangesAnswer` for the versions and counters).
+      required: [session, seq, fromSeq, from, version, format, changes, page]
+      additionalProperties: false
+      properties:
+        session:
+          $ref: '#/components/schemas/SessionId'
+        seq:
+          $ref: '#/components/schemas/Seq'
+        fromSeq:
+          $ref: '#/components/schemas/Seq'
+        from:
+          $ref: '#/components/schemas/Version'
+        version:
+          $ref: '#/components/schemas/Version'
+        format:
+          type: string
+          const: sequential
+        changes:
+          $ref: '#/components/schemas/SequentialChanges'
+        page:
+          $ref: '#/components/schemas/WindowInfo'
     ResetAnswer:
       type: object
       description: |
-        The answer of `reset`: the changes-answer shape, always with `reset`. `from` is the version of the
-        window the session held before, `fromSeq` its answer counter; `seq` the reset window's.
+        The whole new window, for `reloadData`: the answer of `reset`, the reset case of `ChangesAnswer`,
+        and the `data` of an `event: reset` of the event stream. For `POST .../reset`, `from` is the version
+        of the window the session held before, `fromSeq` its answer counter; `seq` the reset window's.
       required: [session, seq, fromSeq, from, version, format, reset, page]
       additionalProperties: false
       properties:
@@ -1955,6 +1923,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: deleteSection
         index:
           $ref: '#/components/schemas/Index'
@@ -1967,6 +1936,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: deleteItem
         at:
           $ref: '#/components/schemas/IndexPath'
@@ -1979,6 +1949,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: insertSection
         index:
           $ref: '#/components/schemas/Index'
@@ -1991,6 +1962,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: moveSection
         from:
           $ref: '#/components/schemas/Index'
@@ -2005,6 +1977,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: insertItem
         at:
           $ref: '#/components/schemas/IndexPath'
@@ -2017,6 +1990,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: moveItem
         from:
           $ref: '#/components/schemas/IndexPath'
@@ -2031,6 +2005,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: updateItem
         at:
           $ref: '#/components/schemas/IndexPath'
@@ -2043,6 +2018,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: updateSection
         index:
           $ref: '#/components/schemas/Index'
@@ -2055,8 +2031,12 @@ components:
     Problem:
       type: object
       description: |
-        An RFC 9457 problem document. Extension members appear with the problem types listed in the
-        introduction; clients ignore members they do not know.
+        An RFC 9457 problem document: any problem type of the introduction's table. Extension members
+        appear with the problem types listed there; clients ignore members they do not know (kept in
+        generated clients as additional properties). The types with extension members that a client acts
+        on also have a schema of their own (`SinceMismatchProblem`, `VersionMismatchProblem`,
+        `PayloadTooLargeProblem`, `InvalidListProblem`, `InvalidOpProblem`, `InternalProblem`); the other
+        answers name their `type` in their description.
       required: [type, title, status, detail]
       additionalProperties: true
       properties:
@@ -2083,6 +2063,8 @@ components:
           type: integer
           minimum: 0
           description: '`since-mismatch`: the session''s window version; `version-mismatch`: the list''s current version (0 if none).'
+        seq:
+          $ref: '#/components/schemas/Seq'
         path:
           type: string
           description: '`invalid-list` (and sometimes `invalid-op`): the offending member.'
@@ -2091,61 +2073,127 @@ components:
           minimum: 0
           description: '`invalid-op`: the index of the failing operation.'
     SinceMismatchProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [version, seq]
-          properties:
-            type:
-              const: https://quire.dev/problems/since-mismatch
-            status:
-              const: 409
-            version:
-              $ref: '#/components/schemas/Version'
-            seq:
-              $ref: '#/components/schemas/Seq'
+      type: object
+      description: '`since-mismatch` (409): `version` is the session''s window version, `seq` its answer counter.'
+      required: [type, title, status, detail, version, seq]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/since-mismatch
+        title:
+          type: string
+        status:
+          type: integer
+          const: 409
+        detail:
+          type: string
+        version:
+          $ref: '#/components/schemas/Version'
+        seq:
+          $ref: '#/components/schemas/Seq'
     VersionMismatchProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [version]
-          properties:
-            type:
-              const: https://quire.dev/problems/version-mismatch
-            status:
-              const: 412
+      type: object
+      description: '`version-mismatch` (412): `version` is the list''s current version, 0 when it does not exist.'
+      required: [type, title, status, detail, version]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/version-mismatch
+        title:
+          type: string
+        status:
+          type: integer
+          const: 412
+        detail:
+          type: string
+        version:
+          type: integer
+          minimum: 0
     PayloadTooLargeProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [limit]
-          properties:
-            type:
-              const: https://quire.dev/problems/payload-too-large
-            status:
-              const: 413
+      type: object
+      description: '`payload-too-large` (413): `limit` is the body limit in bytes.'
+      required: [type, title, status, detail, limit]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/payload-too-large
+        title:
+          type: string
+        status:
+          type: integer
+          const: 413
+        detail:
+          type: string
+        limit:
+          type: integer
+          minimum: 0
     InvalidListProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [path]
-          properties:
-            type:
-              const: https://quire.dev/problems/invalid-list
-            status:
-              const: 422
+      type: object
+      description: '`invalid-list` (422): `path` names the offending member (`""` for the document itself).'
+      required: [type, title, status, detail, path]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/invalid-list
+        title:
+          type: string
+        status:
+          type: integer
+          const: 422
+        detail:
+          type: string
+        path:
+          type: string
     InvalidOpProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - properties:
-            type:
-              const: https://quire.dev/problems/invalid-op
-            status:
-              const: 422
+      type: object
+      description: '`invalid-op` (422): `opIndex` is the failing operation (absent when `ops` itself is to blame); `path` names the member when one is.'
+      required: [type, title, status, detail]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/invalid-op
+        title:
+          type: string
+        status:
+          type: integer
+          const: 422
+        detail:
+          type: string
+        opIndex:
+          type: integer
+          minimum: 0
+        path:
+          type: string
     InternalProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [requestId]
-          properties:
-            type:
-              const: https://quire.dev/problems/internal
-            status:
-              const: 500
+      type: object
+      description: '`internal` (500): the cause was logged under `requestId`.'
+      required: [type, title, status, detail, requestId]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/internal
+        title:
+          type: string
+        status:
+          type: integer
+          const: 500
+        detail:
+          type: string
+        requestId:
+          type: string
+    GoneEvent:
+      type: object
+      description: 'The `data` of an `event: gone` of the event stream: the session has ended.'
+      required: [session]
+      additionalProperties: false
+      properties:
+        session:
+          $ref: '#/components/schemas/SessionId'
 """#
 }
