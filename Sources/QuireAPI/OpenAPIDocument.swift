@@ -1182,11 +1182,13 @@ components:
           items:
             $ref: '#/components/schemas/Item'
     Supplementary:
+      title: Supplementary
       type: [object, 'null']
       description: |
         A header or footer as written, or `null` for none. Nullable as a whole (`type: [object, 'null']`)
         rather than `oneOf: [{$ref}, {type: 'null'}]` at each use, so that generated clients make it an
-        optional value of one type.
+        optional value of one type (`title` names that type in openapi-python-client, which would call it
+        `SupplementaryType0` otherwise).
       required: [type]
       additionalProperties: false
       properties:
@@ -1474,6 +1476,7 @@ components:
         parent: [depth]
         depth: [parent]
     SupplementaryView:
+      title: SupplementaryView
       type: [object, 'null']
       description: A header or footer as read (`null` when the section has none).
       required: [type, data]
