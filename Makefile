@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test wire-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
+.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
 
 all: build
 
@@ -25,13 +25,15 @@ build-release: deps
 run: build-release
 	.build/release/quire serve $(RUN_ARGS)
 
-## Every test: unit, property and loopback-HTTP tests, then the Dockerfile's runtime-library check.
+## Every test: unit, property and loopback-HTTP tests, schemathesis, the generated Swift and Python clients
+## against a live server, TLS, then the Dockerfile's runtime-library check.
 test: deps
 	scripts/check-format
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/run-tests
 	scripts/spec-test
 	scripts/wire-test
+	scripts/client-test
 	scripts/tls-test
 	scripts/check-dockerfile
 
@@ -45,6 +47,12 @@ wire-test: deps
 	$(SWIFT) build --product quire
 	scripts/wire-test
 
+## The clients swift-openapi-generator and openapi-python-client make from openapi.yaml: no generator warning,
+## and a session loop through each against a live server, every answer typed and encoded back to its JSON.
+client-test: deps
+	$(SWIFT) build --product quire
+	scripts/client-test
+
 ## HTTPS end to end: testssl.sh against quire's TLS; deploy/nginx passes nginx -t and serves HTTP/2.
 tls-test: deps
 	$(SWIFT) build --product quire
@@ -57,7 +65,7 @@ check-format:
 	scripts/check-format
 
 format:
-	$(SWIFT) format -i -r Sources Tests Package.swift
+	$(SWIFT) format -i -r Sources Tests Package.swift Examples/GeneratedClient/Package.swift Examples/GeneratedClient/Sources
 
 ## Re-embed openapi.yaml into the binary after editing it.
 openapi:

@@ -11,6 +11,8 @@ final class APIContext: Sendable {
     /// Answers shared by the sessions that hold the same window.
     let sharedAnswers = SharedAnswers()
     let longPolls: LongPolls
+    /// Open event streams (API.md §4c), one per session.
+    let streams: EventStreams
     let pageCache: PageCache
     let configuration: QuireService.Configuration
     /// Admits callers to the product routes: static tokens, JSON Web Tokens, scopes, session subjects.
@@ -31,13 +33,21 @@ final class APIContext: Sendable {
         sessions = SessionStore(
             capacity: configuration.sessions.capacity, idleSeconds: configuration.sessions.idleSeconds)
         longPolls = LongPolls(capacity: configuration.longPolls.maxWaiters)
+        streams = EventStreams(
+            capacity: configuration.events.maxStreams, heartbeatSeconds: configuration.events.heartbeatSeconds,
+            sessions: sessions)
         pageCache = PageCache(capacity: configuration.pages.cacheEntries)
         access = AccessControl(
             writeToken: configuration.writeToken, readToken: configuration.readToken,
             verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,
             sessions: sessions, denied: { [metrics] in metrics.denied($0) })
-        registry.observe { [longPolls, sessions] list, version in
-            if version == nil { sessions.removeAll(of: list) }
+        registry.observe { [longPolls, sessions, streams] list, version in
+            if version == nil {
+                sessions.removeAll(of: list)
+                streams.endAll(of: list)
+            } else {
+                streams.notify(list)
+            }
             longPolls.notify(list)
         }
     }
@@ -70,6 +80,7 @@ final class APIContext: Sendable {
         router.on("POST", "/v1/sessions/{id}/reset", access: .session) { [self] request, parameters, _ in
             try resetSession(request, parameters)
         }
+        router.on("GET", "/v1/sessions/{id}/events", access: .session) { [self] in try events($0, $1, $2) }
         router.on("DELETE", "/v1/sessions/{id}", access: .session) { [self] request, parameters, _ in
             try deleteSession(request, parameters)
         }
@@ -79,6 +90,7 @@ final class APIContext: Sendable {
     func shutdown() {
         maintenanceRunning.store(false, ordering: .relaxed)
         longPolls.shutdown()
+        streams.shutdown()
     }
 }
 
@@ -111,6 +123,14 @@ extension QuireService {
         public var maxWaitSeconds: Double = 60
         /// Requests waiting at once; more get 503 (default 10,000).
         public var maxWaiters = 10_000
+        public init() {}
+    }
+
+    public struct EventSettings: Sendable, Equatable {
+        /// Event streams open at once; more get 503 (default 10,000).
+        public var maxStreams = 10_000
+        /// Seconds between the comment lines that keep an idle stream open through proxies (default 15).
+        public var heartbeatSeconds: Double = 15
         public init() {}
     }
 

@@ -102,7 +102,7 @@ info:
     | 404 | `https://quire.dev/problems/list-not-found` | List not found | the named list does not exist (never written, or deleted) | |
     | 404 | `https://quire.dev/problems/session-not-found` | Session not found | the session id is unknown, expired, evicted, or its list was deleted; create a new session | |
     | 405 | `https://quire.dev/problems/method-not-allowed` | Method not allowed | the path exists but not with this method (any path of this document) | `Allow` |
-    | 409 | `https://quire.dev/problems/since-mismatch` | Version mismatch | `since` is neither the version of the session's window nor the one before it; reset the session | `version`: the session's window version |
+    | 409 | `https://quire.dev/problems/since-mismatch` | Version mismatch | `since` (or `seq`) names neither the session's window nor the one before it; reset the session | `version`: the session's window version; `seq`: its answer counter |
     | 412 | `https://quire.dev/problems/version-mismatch` | Precondition failed | `If-Match` names no current version of the list | `version`: the list's current version (0 if it does not exist) |
     | 413 | `https://quire.dev/problems/payload-too-large` | Payload too large | a request body (declared or received, on any path) larger than `server.maxBodyBytes` | `limit`: the limit in bytes |
     | 415 | `https://quire.dev/problems/unsupported-media-type` | Unsupported media type | a non-empty request body whose `Content-Type` is missing or not `application/json` | |
@@ -564,6 +564,7 @@ paths:
         empty changes). A long poll held while the service drains is answered at once with its changes.
       parameters:
         - $ref: '#/components/parameters/Since'
+        - $ref: '#/components/parameters/Seq'
         - $ref: '#/components/parameters/Extend'
         - $ref: '#/components/parameters/ExtendLimit'
         - $ref: '#/components/parameters/Wait'
@@ -574,6 +575,80 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/ChangesAnswer'
+        '400':
+          $ref: '#/components/responses/InvalidRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
+        '404':
+          $ref: '#/components/responses/SessionNotFound'
+        '409':
+          $ref: '#/components/responses/SinceMismatch'
+        '500':
+          $ref: '#/components/responses/Internal'
+        '503':
+          $ref: '#/components/responses/Overloaded'
+  /v1/sessions/{id}/events:
+    parameters:
+      - $ref: '#/components/parameters/SessionId'
+    get:
+      operationId: getSessionEvents
+      security:
+        - readToken: []
+        - writeToken: []
+        - jwt: []
+      tags: [sessions]
+      summary: The session's answers pushed as server-sent events
+      description: |
+        A `text/event-stream` that stays open (API.md §4c). Every time the session's window moves because
+        of a write, one event carries the answer exactly as `changes` would give it (`event: changes`, or
+        `event: reset`), with `id:` its `seq`:
+
+        ```
+        id: 7
+        event: changes
+        data: {"session":"…","seq":7,"fromSeq":6,"from":6,"version":9,"format":"batch","changes":{…},"page":{…}}
+
+        : keep-alive
+        ```
+
+        A client that reads slowly gets one event from its window to the latest version, never a backlog.
+        Answers to the client's own requests (extend, expand, collapse, reset) are given on those requests,
+        not repeated here; `seq` orders both. A comment line every `events.heartbeatInterval` seconds keeps
+        proxies from closing an idle stream (`X-Accel-Buffering: no` stops nginx from buffering it). When
+        the session ends (deleted, expired, evicted, its list deleted) the stream sends `event: gone`
+        (`data: {"session":"…"}`) and ends; a new stream of the same session ends the older one; the stream
+        ends when the caller's token expires, and on shutdown. The window starts from `Last-Event-ID`
+        (a `seq`), else `seq` or `since`, else the session's current window; a window that is neither the
+        session's nor the one before is `409` before the stream starts.
+
+        The `data` of each event is JSON of a schema of this document: `DiffAnswer` for `event: changes`,
+        `ResetAnswer` for `event: reset`, `GoneEvent` for `event: gone` (the event name tells which, so a
+        generated client decodes `data` with the type it names).
+      parameters:
+        - $ref: '#/components/parameters/Since'
+        - $ref: '#/components/parameters/Seq'
+        - name: Last-Event-ID
+          in: header
+          required: false
+          description: The `seq` of the last event the client applied (sent by EventSource on reconnect).
+          schema:
+            type: string
+            pattern: '^[0-9]{1,16}$'
+      responses:
+        '200':
+          description: The event stream (it stays open).
+          headers:
+            X-Accel-Buffering:
+              description: '`no`: a proxy passes each event on at once.'
+              schema:
+                type: string
+                const: 'no'
+          content:
+            text/event-stream:
+              schema:
+                type: string
         '400':
           $ref: '#/components/responses/InvalidRequest'
         '401':
@@ -824,13 +899,24 @@ components:
     Since:
       name: since
       in: query
-      required: true
+      required: false
       description: |
         The version of the client's window: the `version` of the last answer it applied, or of the one
         before it (a retry after a lost answer is answered again from that point). Another version is
-        `409 since-mismatch`; a missing or non-positive value is `400 invalid-request`.
+        `409 since-mismatch`. Exactly one of `since` and `seq` (both, neither, or a non-positive value:
+        `400 invalid-request`).
       schema:
         $ref: '#/components/schemas/Version'
+    Seq:
+      name: seq
+      in: query
+      required: false
+      description: |
+        The client's window as its answer counter instead of `since`: the `seq` of the last answer it
+        applied, or the session's window before that one. Unlike a version, it tells apart two windows of
+        the same list version (an extend with no write between). Another value is `409 since-mismatch`.
+      schema:
+        $ref: '#/components/schemas/Seq'
     Extend:
       name: extend
       in: query
@@ -904,13 +990,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/invalid-request
-                  status:
-                    const: 400
+            $ref: '#/components/schemas/Problem'
     BadPageRequest:
       description: |
         `invalid-request`: a bad parameter (list name, `limit` out of 1..500, both `after` and `before`);
@@ -918,15 +998,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    enum:
-                      - https://quire.dev/problems/invalid-request
-                      - https://quire.dev/problems/invalid-cursor
-                  status:
-                    const: 400
+            $ref: '#/components/schemas/Problem'
     BadBody:
       description: |
         `invalid-json`: the body is not well-formed UTF-8 JSON (or is empty where a body is required);
@@ -936,15 +1008,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    enum:
-                      - https://quire.dev/problems/invalid-json
-                      - https://quire.dev/problems/invalid-request
-                  status:
-                    const: 400
+            $ref: '#/components/schemas/Problem'
     Unauthorized:
       description: |
         `unauthorized`: a token is required and the request carries none, or one that is malformed,
@@ -955,37 +1019,19 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/unauthorized
-                  status:
-                    const: 401
+            $ref: '#/components/schemas/Problem'
     Forbidden:
       description: '`forbidden`: the token is valid but its `scope` does not cover the list.'
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/forbidden
-                  status:
-                    const: 403
+            $ref: '#/components/schemas/Problem'
     ListNotFound:
       description: '`list-not-found`: no list has this name (never written, or deleted).'
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/list-not-found
-                  status:
-                    const: 404
+            $ref: '#/components/schemas/Problem'
     SessionNotFound:
       description: |
         `session-not-found`: the session is unknown, expired, evicted or deleted, or its list was deleted.
@@ -993,13 +1039,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/session-not-found
-                  status:
-                    const: 404
+            $ref: '#/components/schemas/Problem'
     SinceMismatch:
       description: |
         `since-mismatch`: `since` is neither the version of the session's window nor the one before it.
@@ -1029,13 +1069,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/unsupported-media-type
-                  status:
-                    const: 415
+            $ref: '#/components/schemas/Problem'
     InvalidList:
       description: |
         `invalid-list`: the document is not a valid list; `path` names the offending member
@@ -1068,13 +1102,7 @@ components:
       content:
         application/problem+json:
           schema:
-            allOf:
-              - $ref: '#/components/schemas/Problem'
-              - properties:
-                  type:
-                    const: https://quire.dev/problems/overloaded
-                  status:
-                    const: 503
+            $ref: '#/components/schemas/Problem'
     Internal:
       description: '`internal`: never expected; the cause was logged under `requestId`.'
       content:
@@ -1088,6 +1116,7 @@ components:
       additionalProperties: false
       properties:
         status:
+          type: string
           const: ok
     Ready:
       type: object
@@ -1095,6 +1124,7 @@ components:
       additionalProperties: false
       properties:
         status:
+          type: string
           const: ready
     ListName:
       type: string
@@ -1117,6 +1147,13 @@ components:
       minimum: 1
       maximum: 9007199254740991
       description: A list version (1 on creation, +1 per committed write).
+    Seq:
+      type: integer
+      minimum: 1
+      maximum: 9007199254740991
+      description: |
+        A session's answer counter (API.md §4a): 1 for the creation answer, +1 for every answer that moves
+        the window (a write, an extend, an expand, a collapse, a reset); never given to two windows.
     ItemId:
       type: string
       minLength: 1
@@ -1162,8 +1199,13 @@ components:
           items:
             $ref: '#/components/schemas/Item'
     Supplementary:
-      type: object
-      description: A header or footer as written.
+      title: Supplementary
+      type: [object, 'null']
+      description: |
+        A header or footer as written, or `null` for none. Nullable as a whole (`type: [object, 'null']`)
+        rather than `oneOf: [{$ref}, {type: 'null'}]` at each use, so that generated clients make it an
+        optional value of one type (`title` names that type in openapi-python-client, which would call it
+        `SupplementaryType0` otherwise).
       required: [type]
       additionalProperties: false
       properties:
@@ -1181,15 +1223,9 @@ components:
         id:
           $ref: '#/components/schemas/SectionId'
         header:
-          oneOf:
-            - $ref: '#/components/schemas/Supplementary'
-            - type: 'null'
-          default: null
+          $ref: '#/components/schemas/Supplementary'
         footer:
-          oneOf:
-            - $ref: '#/components/schemas/Supplementary'
-            - type: 'null'
-          default: null
+          $ref: '#/components/schemas/Supplementary'
         items:
           type: array
           items:
@@ -1253,7 +1289,12 @@ components:
           items:
             $ref: '#/components/schemas/Op'
     Op:
-      description: One write operation. Anchors (`after`, `before`) are sibling ids; at most one of them.
+      description: |
+        One write operation, told apart by `op`. Anchors (`after`, `before`) are sibling ids; at most one
+        of them (both: `422 invalid-op`). `insertItems` and `moveItem` name exactly one of `section` and
+        `parent` (both or neither: `422 invalid-op`). These two rules are stated here rather than as
+        `not` / `oneOf` of `required` lists, which the client generators cannot follow; the server enforces
+        them.
       oneOf:
         - $ref: '#/components/schemas/InsertItemsOp'
         - $ref: '#/components/schemas/RemoveItemsOp'
@@ -1278,11 +1319,13 @@ components:
       type: object
       description: |
         Inserts `items` (with their children) into a section's top level (`section`) or into an item's
-        children (`parent`), exactly one of the two; after or before a sibling, or at the end.
+        children (`parent`), exactly one of the two; after or before a sibling (at most one of `after` and
+        `before`), or at the end. The server answers `422 invalid-op` when either rule is broken.
       required: [op, items]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: insertItems
         section:
           $ref: '#/components/schemas/SectionId'
@@ -1297,11 +1340,6 @@ components:
           $ref: '#/components/schemas/ItemId'
         before:
           $ref: '#/components/schemas/ItemId'
-      oneOf:
-        - required: [section]
-        - required: [parent]
-      not:
-        required: [after, before]
     RemoveItemsOp:
       type: object
       description: Removes the items (with their children) wherever they are.
@@ -1309,6 +1347,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: removeItems
         ids:
           type: array
@@ -1326,6 +1365,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: updateItems
         items:
           type: array
@@ -1336,11 +1376,13 @@ components:
       type: object
       description: |
         Moves an item (with its children) into a section's top level (`section`) or into an item's children
-        (`parent`), exactly one of the two; after or before a sibling, or at the end.
+        (`parent`), exactly one of the two; after or before a sibling (at most one of `after` and
+        `before`), or at the end. The server answers `422 invalid-op` when either rule is broken.
       required: [op, id]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: moveItem
         id:
           $ref: '#/components/schemas/ItemId'
@@ -1352,18 +1394,16 @@ components:
           $ref: '#/components/schemas/ItemId'
         before:
           $ref: '#/components/schemas/ItemId'
-      oneOf:
-        - required: [section]
-        - required: [parent]
-      not:
-        required: [after, before]
     InsertSectionsOp:
       type: object
-      description: Inserts sections (with their items) after or before a section, or at the end.
+      description: |
+        Inserts sections (with their items) after or before a section (at most one of `after` and
+        `before`), or at the end.
       required: [op, sections]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: insertSections
         sections:
           type: array
@@ -1374,8 +1414,6 @@ components:
           $ref: '#/components/schemas/SectionId'
         before:
           $ref: '#/components/schemas/SectionId'
-      not:
-        required: [after, before]
     RemoveSectionsOp:
       type: object
       description: Removes the sections with all their items.
@@ -1383,6 +1421,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: removeSections
         ids:
           type: array
@@ -1394,29 +1433,31 @@ components:
       type: object
       description: |
         Sets a section's `header` and / or `footer`: a view sets it, `null` removes it, an absent member
-        keeps it. Items are untouched.
+        keeps it. Items are untouched. (A client whose generated types cannot tell an explicit `null` from
+        an absent member, such as swift-openapi-generator's, removes a header or footer with `PUT`, where
+        an absent `header` or `footer` is `null`.)
       required: [op, id]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: updateSection
         id:
           $ref: '#/components/schemas/SectionId'
         header:
-          oneOf:
-            - $ref: '#/components/schemas/Supplementary'
-            - type: 'null'
+          $ref: '#/components/schemas/Supplementary'
         footer:
-          oneOf:
-            - $ref: '#/components/schemas/Supplementary'
-            - type: 'null'
+          $ref: '#/components/schemas/Supplementary'
     MoveSectionOp:
       type: object
-      description: Moves a section (with its items) after or before another section, or to the end.
+      description: |
+        Moves a section (with its items) after or before another section (at most one of `after` and
+        `before`), or to the end.
       required: [op, id]
       additionalProperties: false
       properties:
         op:
+          type: string
           const: moveSection
         id:
           $ref: '#/components/schemas/SectionId'
@@ -1424,8 +1465,6 @@ components:
           $ref: '#/components/schemas/SectionId'
         before:
           $ref: '#/components/schemas/SectionId'
-      not:
-        required: [after, before]
     PageItem:
       type: object
       description: |
@@ -1454,17 +1493,16 @@ components:
         parent: [depth]
         depth: [parent]
     SupplementaryView:
+      title: SupplementaryView
+      type: [object, 'null']
       description: A header or footer as read (`null` when the section has none).
-      oneOf:
-        - type: object
-          required: [type, data]
-          additionalProperties: false
-          properties:
-            type:
-              $ref: '#/components/schemas/ViewType'
-            data:
-              description: Any JSON value the view renders (`null` when it was not written).
-        - type: 'null'
+      required: [type, data]
+      additionalProperties: false
+      properties:
+        type:
+          $ref: '#/components/schemas/ViewType'
+        data:
+          description: Any JSON value the view renders (`null` when it was not written).
     PageSection:
       type: object
       description: |
@@ -1501,15 +1539,13 @@ components:
         hasNext:
           type: boolean
         prev:
+          type: [string, 'null']
+          minLength: 1
           description: Cursor for the previous page (`before`); `null` when `hasPrev` is false.
-          oneOf:
-            - $ref: '#/components/schemas/Cursor'
-            - type: 'null'
         next:
+          type: [string, 'null']
+          minLength: 1
           description: Cursor for the next page (`after`); `null` when `hasNext` is false.
-          oneOf:
-            - $ref: '#/components/schemas/Cursor'
-            - type: 'null'
         total:
           type: integer
           minimum: 0
@@ -1544,9 +1580,13 @@ components:
         hasNext:
           type: boolean
         prev:
-          type: 'null'
+          type: [string, 'null']
+          maxLength: 0
+          description: Always `null` (typed as a nullable string so that generated clients keep the member).
         next:
-          type: 'null'
+          type: [string, 'null']
+          maxLength: 0
+          description: Always `null` (typed as a nullable string so that generated clients keep the member).
         total:
           type: integer
           minimum: 0
@@ -1612,12 +1652,14 @@ components:
             non-zero `keep` below `limit` is `400 invalid-request`.
     SessionPage:
       type: object
-      description: A new session and its first window.
-      required: [session, format, list, version, sections, page]
+      description: A new session and its first window (`seq` 1).
+      required: [session, seq, format, list, version, sections, page]
       additionalProperties: false
       properties:
         session:
           $ref: '#/components/schemas/SessionId'
+        seq:
+          $ref: '#/components/schemas/Seq'
         format:
           $ref: '#/components/schemas/Format'
         list:
@@ -1632,12 +1674,16 @@ components:
           $ref: '#/components/schemas/WindowPageInfo'
     ExpandRequest:
       type: object
-      description: The body of `expand` and `collapse`.
-      required: [since, id]
+      description: |
+        The body of `expand` and `collapse`: the client's window as `since` (its version) or `seq` (its
+        answer counter), exactly one of them (both or neither is `400 invalid-request`), and the item.
+      required: [id]
       additionalProperties: false
       properties:
         since:
           $ref: '#/components/schemas/Version'
+        seq:
+          $ref: '#/components/schemas/Seq'
         id:
           $ref: '#/components/schemas/ItemId'
     ResetRequest:
@@ -1663,63 +1709,93 @@ components:
           type: integer
           minimum: 0
     ChangesAnswer:
-      type: object
       description: |
-        The answer of `changes`, `expand` and `collapse`: exactly one of `changes` (in the session's
-        `format`: an object for `batch`, an array for `sequential`) or `reset` (the whole new window, for
-        `reloadData`). `from` is the `since` of the request, `version` the version the window is at after
-        applying the answer.
-      required: [session, from, version, format, page]
+        The answer of `changes`, `expand` and `collapse`: either the changes (`DiffAnswer`: a member
+        `changes` in the session's `format`, an object for `batch`, an array for `sequential`) or a reset
+        (`ResetAnswer`: a member `reset` with the whole new window, for `reloadData`), never both. `from` is
+        the version of the window the answer applies to, `version` the version the window is at after
+        applying it; `fromSeq` and `seq` are the same two windows' answer counters (`seq` = `fromSeq` when
+        nothing moved). A client applies answers in `seq` order, each to the window of its `fromSeq`.
+
+        No member's value tells a reset from changes (both carry the session's `format`), so this `oneOf`
+        has no discriminator: its two cases are told apart by which of `changes` and `reset` is present
+        (each is required in its case, and neither case allows the other member).
+      oneOf:
+        - $ref: '#/components/schemas/DiffAnswer'
+        - $ref: '#/components/schemas/ResetAnswer'
+    DiffAnswer:
+      description: |
+        An answer with `changes`, told apart by `format` (the session's): `batch` carries `BatchChanges`,
+        `sequential` carries `SequentialChanges`. Also the `data` of an `event: changes` of the event stream.
+      oneOf:
+        - $ref: '#/components/schemas/BatchChangesAnswer'
+        - $ref: '#/components/schemas/SequentialChangesAnswer'
+      discriminator:
+        propertyName: format
+        mapping:
+          batch: '#/components/schemas/BatchChangesAnswer'
+          sequential: '#/components/schemas/SequentialChangesAnswer'
+    BatchChangesAnswer:
+      type: object
+      description: Changes in the `batch` format (see `ChangesAnswer` for the versions and counters).
+      required: [session, seq, fromSeq, from, version, format, changes, page]
       additionalProperties: false
       properties:
         session:
           $ref: '#/components/schemas/SessionId'
+        seq:
+          $ref: '#/components/schemas/Seq'
+        fromSeq:
+          $ref: '#/components/schemas/Seq'
         from:
           $ref: '#/components/schemas/Version'
         version:
           $ref: '#/components/schemas/Version'
         format:
-          $ref: '#/components/schemas/Format'
+          type: string
+          const: batch
         changes:
-          oneOf:
-            - $ref: '#/components/schemas/BatchChanges'
-            - $ref: '#/components/schemas/SequentialChanges'
-        reset:
-          $ref: '#/components/schemas/WindowPage'
+          $ref: '#/components/schemas/BatchChanges'
         page:
           $ref: '#/components/schemas/WindowInfo'
-      oneOf:
-        - required: [changes]
-        - required: [reset]
-      allOf:
-        - if:
-            required: [changes]
-            properties:
-              format:
-                const: batch
-          then:
-            properties:
-              changes:
-                $ref: '#/components/schemas/BatchChanges'
-        - if:
-            required: [changes]
-            properties:
-              format:
-                const: sequential
-          then:
-            properties:
-              changes:
-                $ref: '#/components/schemas/SequentialChanges'
-    ResetAnswer:
+    SequentialChangesAnswer:
       type: object
-      description: |
-        The answer of `reset`: the changes-answer shape, always with `reset`. `from` is the version of the
-        window the session held before.
-      required: [session, from, version, format, reset, page]
+      description: Changes in the `sequential` format (see `ChangesAnswer` for the versions and counters).
+      required: [session, seq, fromSeq, from, version, format, changes, page]
       additionalProperties: false
       properties:
         session:
           $ref: '#/components/schemas/SessionId'
+        seq:
+          $ref: '#/components/schemas/Seq'
+        fromSeq:
+          $ref: '#/components/schemas/Seq'
+        from:
+          $ref: '#/components/schemas/Version'
+        version:
+          $ref: '#/components/schemas/Version'
+        format:
+          type: string
+          const: sequential
+        changes:
+          $ref: '#/components/schemas/SequentialChanges'
+        page:
+          $ref: '#/components/schemas/WindowInfo'
+    ResetAnswer:
+      type: object
+      description: |
+        The whole new window, for `reloadData`: the answer of `reset`, the reset case of `ChangesAnswer`,
+        and the `data` of an `event: reset` of the event stream. For `POST .../reset`, `from` is the version
+        of the window the session held before, `fromSeq` its answer counter; `seq` the reset window's.
+      required: [session, seq, fromSeq, from, version, format, reset, page]
+      additionalProperties: false
+      properties:
+        session:
+          $ref: '#/components/schemas/SessionId'
+        seq:
+          $ref: '#/components/schemas/Seq'
+        fromSeq:
+          $ref: '#/components/schemas/Seq'
         from:
           $ref: '#/components/schemas/Version'
         version:
@@ -1867,6 +1943,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: deleteSection
         index:
           $ref: '#/components/schemas/Index'
@@ -1879,6 +1956,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: deleteItem
         at:
           $ref: '#/components/schemas/IndexPath'
@@ -1891,6 +1969,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: insertSection
         index:
           $ref: '#/components/schemas/Index'
@@ -1903,6 +1982,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: moveSection
         from:
           $ref: '#/components/schemas/Index'
@@ -1917,6 +1997,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: insertItem
         at:
           $ref: '#/components/schemas/IndexPath'
@@ -1929,6 +2010,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: moveItem
         from:
           $ref: '#/components/schemas/IndexPath'
@@ -1943,6 +2025,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: updateItem
         at:
           $ref: '#/components/schemas/IndexPath'
@@ -1955,6 +2038,7 @@ components:
       additionalProperties: false
       properties:
         op:
+          type: string
           const: updateSection
         index:
           $ref: '#/components/schemas/Index'
@@ -1967,8 +2051,12 @@ components:
     Problem:
       type: object
       description: |
-        An RFC 9457 problem document. Extension members appear with the problem types listed in the
-        introduction; clients ignore members they do not know.
+        An RFC 9457 problem document: any problem type of the introduction's table. Extension members
+        appear with the problem types listed there; clients ignore members they do not know (kept in
+        generated clients as additional properties). The types with extension members that a client acts
+        on also have a schema of their own (`SinceMismatchProblem`, `VersionMismatchProblem`,
+        `PayloadTooLargeProblem`, `InvalidListProblem`, `InvalidOpProblem`, `InternalProblem`); the other
+        answers name their `type` in their description.
       required: [type, title, status, detail]
       additionalProperties: true
       properties:
@@ -1995,6 +2083,8 @@ components:
           type: integer
           minimum: 0
           description: '`since-mismatch`: the session''s window version; `version-mismatch`: the list''s current version (0 if none).'
+        seq:
+          $ref: '#/components/schemas/Seq'
         path:
           type: string
           description: '`invalid-list` (and sometimes `invalid-op`): the offending member.'
@@ -2003,59 +2093,127 @@ components:
           minimum: 0
           description: '`invalid-op`: the index of the failing operation.'
     SinceMismatchProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [version]
-          properties:
-            type:
-              const: https://quire.dev/problems/since-mismatch
-            status:
-              const: 409
-            version:
-              $ref: '#/components/schemas/Version'
+      type: object
+      description: '`since-mismatch` (409): `version` is the session''s window version, `seq` its answer counter.'
+      required: [type, title, status, detail, version, seq]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/since-mismatch
+        title:
+          type: string
+        status:
+          type: integer
+          const: 409
+        detail:
+          type: string
+        version:
+          $ref: '#/components/schemas/Version'
+        seq:
+          $ref: '#/components/schemas/Seq'
     VersionMismatchProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [version]
-          properties:
-            type:
-              const: https://quire.dev/problems/version-mismatch
-            status:
-              const: 412
+      type: object
+      description: '`version-mismatch` (412): `version` is the list''s current version, 0 when it does not exist.'
+      required: [type, title, status, detail, version]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/version-mismatch
+        title:
+          type: string
+        status:
+          type: integer
+          const: 412
+        detail:
+          type: string
+        version:
+          type: integer
+          minimum: 0
     PayloadTooLargeProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [limit]
-          properties:
-            type:
-              const: https://quire.dev/problems/payload-too-large
-            status:
-              const: 413
+      type: object
+      description: '`payload-too-large` (413): `limit` is the body limit in bytes.'
+      required: [type, title, status, detail, limit]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/payload-too-large
+        title:
+          type: string
+        status:
+          type: integer
+          const: 413
+        detail:
+          type: string
+        limit:
+          type: integer
+          minimum: 0
     InvalidListProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [path]
-          properties:
-            type:
-              const: https://quire.dev/problems/invalid-list
-            status:
-              const: 422
+      type: object
+      description: '`invalid-list` (422): `path` names the offending member (`""` for the document itself).'
+      required: [type, title, status, detail, path]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/invalid-list
+        title:
+          type: string
+        status:
+          type: integer
+          const: 422
+        detail:
+          type: string
+        path:
+          type: string
     InvalidOpProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - properties:
-            type:
-              const: https://quire.dev/problems/invalid-op
-            status:
-              const: 422
+      type: object
+      description: '`invalid-op` (422): `opIndex` is the failing operation (absent when `ops` itself is to blame); `path` names the member when one is.'
+      required: [type, title, status, detail]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/invalid-op
+        title:
+          type: string
+        status:
+          type: integer
+          const: 422
+        detail:
+          type: string
+        opIndex:
+          type: integer
+          minimum: 0
+        path:
+          type: string
     InternalProblem:
-      allOf:
-        - $ref: '#/components/schemas/Problem'
-        - required: [requestId]
-          properties:
-            type:
-              const: https://quire.dev/problems/internal
-            status:
-              const: 500
+      type: object
+      description: '`internal` (500): the cause was logged under `requestId`.'
+      required: [type, title, status, detail, requestId]
+      additionalProperties: true
+      properties:
+        type:
+          type: string
+          const: https://quire.dev/problems/internal
+        title:
+          type: string
+        status:
+          type: integer
+          const: 500
+        detail:
+          type: string
+        requestId:
+          type: string
+    GoneEvent:
+      type: object
+      description: 'The `data` of an `event: gone` of the event stream: the session has ended.'
+      required: [session]
+      additionalProperties: false
+      properties:
+        session:
+          $ref: '#/components/schemas/SessionId'
 """#
 }

@@ -103,6 +103,7 @@ extension QuireService {
         public var pages = PageSettings()
         public var sessions = SessionSettings()
         public var longPolls = LongPollSettings()
+        public var events = EventSettings()
         public var demo = DemoSettings()
         /// `Cache-Control` of pages, the list index and the OpenAPI document (`cache.*`).
         public var cache = CachePolicy()

@@ -72,12 +72,28 @@ enum RequestInput {
         return value
     }
 
-    /// A version number from a JSON member or a query parameter: 1 to 2^53 − 1.
+    /// A version or `seq` number from a JSON member or a query parameter: 1 to 2^53 − 1.
     static func version(_ value: JSONValue?, name: String) throws(Problem) -> UInt64 {
         guard let number = value?.intValue, number >= 1, number <= (1 << 53) - 1 else {
-            throw Problem(.invalidRequest, detail: "\(name) must be a version number (an integer of at least 1).")
+            throw Problem(.invalidRequest, detail: "\(name) must be an integer from 1 to 2^53 - 1.")
         }
         return UInt64(number)
+    }
+
+    /// The window a request names: `since` (a version) or `seq` (an answer counter), exactly one of them,
+    /// each from a query parameter or a body member.
+    static func position(since: JSONValue?, seq: JSONValue?) throws(Problem) -> SessionPosition {
+        switch (since, seq) {
+        case (let since?, nil): return .version(try version(since, name: "since"))
+        case (nil, let seq?): return .seq(try version(seq, name: "seq"))
+        case (nil, nil): throw Problem(.invalidRequest, detail: "Name the window held: since=<version> or seq=<n>.")
+        case (.some, .some): throw Problem(.invalidRequest, detail: "Give since or seq, not both.")
+        }
+    }
+
+    /// A query parameter as the JSON integer it holds (a string that is not one stays a string, to be refused).
+    static func queryInteger(_ request: Request, _ name: String) -> JSONValue? {
+        request.queryValue(name).map { text in Int64(text).map(JSONValue.int) ?? .string(text) }
     }
 
     /// `If-Match`: `nil` when absent; `*` matches any existing version; else the quoted versions.

@@ -20,6 +20,8 @@ enum ResponseBodies {
         out.reserveCapacity(256 + window.count * 128)
         out.append(contentsOf: #"{"session":"#.utf8)
         JSONWriter.writeString(session.id, into: &out)
+        out.append(contentsOf: #","seq":"#.utf8)
+        JSONWriter.writeInteger(session.seq, into: &out)
         out.append(contentsOf: #","format":""#.utf8)
         out.append(contentsOf: session.format.rawValue.utf8)
         out.append(contentsOf: #"","#.utf8)
@@ -29,7 +31,8 @@ enum ResponseBodies {
     }
 
     /// The answer of `changes`, `expand`, `collapse` and `reset`. The content of an answer shared by
-    /// several sessions (the same window) is encoded once and copied into each session's answer.
+    /// several sessions (the same window) is encoded once and copied into each session's answer; what is
+    /// the session's own (`session`, `seq`, `fromSeq`, `from`, `version`, `page`) is written around it.
     static func answer(_ answer: SessionAnswer) -> [UInt8] {
         answerParts(answer).flatMap { part -> [UInt8] in
             switch part {
@@ -53,6 +56,10 @@ enum ResponseBodies {
         out.reserveCapacity(shared == nil ? 512 : 160)  // an answer with nothing new is about 300 bytes
         out.append(contentsOf: #"{"session":"#.utf8)
         JSONWriter.writeString(session.id, into: &out)
+        out.append(contentsOf: #","seq":"#.utf8)
+        JSONWriter.writeInteger(answer.seq, into: &out)
+        out.append(contentsOf: #","fromSeq":"#.utf8)
+        JSONWriter.writeInteger(answer.fromSeq, into: &out)
         out.append(contentsOf: #","from":"#.utf8)
         JSONWriter.writeInteger(answer.from, into: &out)
         out.append(contentsOf: #","version":"#.utf8)

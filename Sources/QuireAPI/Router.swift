@@ -185,8 +185,8 @@ public struct RouterResponder: HTTPResponder {
                     == cachePolicy.headerValue(
                         method: request.method, route: pattern, status: prepared.response.status),
                 "a prepared response of \(pattern) must carry its CachePolicy")
-        case .deferred:
-            break  // answered later: no-store, from the server (see CachePolicy)
+        case .deferred, .stream:
+            break  // answered later, or one client's stream: no-store, from the server (see CachePolicy)
         }
         guard let observer, let start else { return reply }
         switch reply {
@@ -199,6 +199,11 @@ public struct RouterResponder: HTTPResponder {
             pending.whenResolved { response in
                 observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
             }
+        case .stream(let stream):
+            // Logged when it starts: a stream lasts as long as its client stays.
+            observer.requestDidFinish(
+                request, route: pattern, response: Response(status: stream.status, headers: stream.headers),
+                since: start, subject: subject)
         }
         return reply
     }

@@ -7,7 +7,7 @@ import Synchronization
 /// The service's metrics (swift-prometheus, exposed at `/metrics`) and its access log.
 ///
 /// Per request: a counter by method, route template and status, and a latency histogram by route. At
-/// each scrape: gauges of lists, items, sessions, waiting long polls and open connections, and counters
+/// each scrape: gauges of lists, items, sessions, waiting long polls, open event streams and open connections, and counters
 /// of evicted and expired sessions, refused connections, requests cut for arriving too slowly, and
 /// response body bytes before and after compression. The store's write latency is a histogram fed by
 /// ``TimedListStore``.
@@ -58,6 +58,7 @@ final class ServiceMetrics: RequestObserver {
     private let items: Gauge
     private let sessions: Gauge
     private let waiting: Gauge
+    private let streams: Gauge
     private let evicted: Counter
     private let expired: Counter
 
@@ -82,6 +83,8 @@ final class ServiceMetrics: RequestObserver {
         items = registry.makeGauge(descriptor: Self.name("quire_items", "Items held in every list, children included."))
         sessions = registry.makeGauge(descriptor: Self.name("quire_sessions_active", "Sessions open."))
         waiting = registry.makeGauge(descriptor: Self.name("quire_long_polls_waiting", "Long polls waiting."))
+        streams = registry.makeGauge(
+            descriptor: Self.name("quire_event_streams_open", "Event streams open (GET /v1/sessions/{id}/events)."))
         evicted = registry.makeCounter(
             descriptor: Self.name(
                 "quire_sessions_evicted_total", "Sessions evicted, least recently used, past sessions.capacity."))
@@ -161,6 +164,7 @@ final class ServiceMetrics: RequestObserver {
         items.set(Int64(totals.items))
         sessions.set(Int64(context.sessions.count))
         waiting.set(Int64(context.longPolls.count))
+        streams.set(Int64(context.streams.count))
         let server = server.withLock { $0.server }
         connections.set(Int64(server?.connectionCount ?? 0))
         // Read and stored under one lock: two scrapes at once must not count the same increase twice.

@@ -27,12 +27,12 @@ extension APIContext {
             Response(status: 201, headers: headers, body: ResponseBodies.sessionPage(session, window: window)))
     }
 
-    /// `GET /v1/sessions/{id}/changes?since=&extend=&limit=&wait=`. A long poll ends when the caller's
-    /// token does: with `401` (expired) if nothing changed before.
+    /// `GET /v1/sessions/{id}/changes?since=|seq=&extend=&limit=&wait=`. A long poll ends when the
+    /// caller's token does: with `401` (expired) if nothing changed before.
     func changes(_ request: Request, _ parameters: RouteParameters, _ caller: Caller) throws(Problem) -> Reply {
         let id = parameters["id"] ?? ""
-        let since = try RequestInput.version(
-            request.queryValue("since").flatMap { Int64($0) }.map(JSONValue.int), name: "since")
+        let since = try RequestInput.position(
+            since: RequestInput.queryInteger(request, "since"), seq: RequestInput.queryInteger(request, "seq"))
         let limit = try RequestInput.integer(request, "limit", in: 1...configuration.pages.maxLimit, default: nil)
         let requested = min(
             try RequestInput.seconds(request, "wait", in: 0...3600, default: 0), configuration.longPolls.maxWaitSeconds)
@@ -69,12 +69,12 @@ extension APIContext {
         return reply
     }
 
-    /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }`.
+    /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }` (or `"seq": n`).
     func expand(_ request: Request, _ parameters: RouteParameters, expanding: Bool) throws(Problem) -> Reply {
         let body = try RequestInput.json(request)!
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
-        try Self.rejectUnknownMembers(body, allowed: ["since", "id"])
-        let since = try RequestInput.version(body["since"], name: "since")
+        try Self.rejectUnknownMembers(body, allowed: ["since", "seq", "id"])
+        let since = try RequestInput.position(since: body["since"], seq: body["seq"])
         guard let item = body["id"]?.stringValue, !item.isEmpty, item.utf8.count <= registry.limits.maxIDLength else {
             throw Problem(.invalidRequest, detail: "id must be the id of an item.")
         }
@@ -106,17 +106,21 @@ extension APIContext {
 
     /// `DELETE /v1/sessions/{id}`.
     func deleteSession(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        guard sessions.remove(parameters["id"] ?? "") else { throw Self.sessionNotFound }
+        let id = parameters["id"] ?? ""
+        guard sessions.remove(id) else { throw Self.sessionNotFound }
+        streams.end(session: id, gone: true)
         return .response(Response(status: 204))
     }
 
     /// Answers `change` for the session, storing its new windows. A concurrent update of the same
-    /// session is retried, since the answer is recomputed from the stored state.
-    private func answer(session id: String, since: UInt64, change: SessionChange, defaultLimit: Bool)
+    /// session is retried, since the answer is recomputed from the stored state. `since == nil` answers
+    /// from the session's current window (an event stream's next event).
+    func answer(session id: String, since: SessionPosition?, change: SessionChange, defaultLimit: Bool)
         throws(Problem) -> SessionReply
     {
         for _ in 0..<3 {
             let (session, latest) = try sessionAndList(id)
+            let since = since ?? .seq(session.seq)
             var change = change
             if defaultLimit {
                 switch change {
@@ -128,15 +132,11 @@ extension APIContext {
             let answer: SessionAnswer
             do throws(SessionError) {
                 answer = try session.answer(
-                    since: since, latest: latest, change: change, resetShare: configuration.sessions.resetShare,
+                    at: since, latest: latest, change: change, resetShare: configuration.sessions.resetShare,
                     cache: sharedAnswers)
             } catch {
-                guard case .sinceMismatch(let current) = error else { throw Self.sessionNotFound }
-                throw Problem(
-                    .sinceMismatch,
-                    detail:
-                        "since=\(since) is not the version of this session's window (\(current)); reset the session.",
-                    extensions: [.init("version", .int(Int(current)))])
+                guard case .sinceMismatch(let current, let seq) = error else { throw Self.sessionNotFound }
+                throw Self.sinceMismatch(since, version: current, seq: seq)
             }
             if answer.session.revision == session.revision
                 || sessions.update(answer.session, expectedRevision: session.revision)
@@ -147,7 +147,16 @@ extension APIContext {
         throw Problem.overloaded("The session is being changed by other requests; retry.", retryAfterSeconds: 1)
     }
 
-    private func sessionAndList(_ id: String) throws(Problem) -> (Session, ListVersion) {
+    /// `409 since-mismatch` with the session's `version` and `seq`.
+    static func sinceMismatch(_ position: SessionPosition, version: UInt64, seq: UInt64) -> Problem {
+        Problem(
+            .sinceMismatch,
+            detail:
+                "\(position) names neither this session's window (version \(version), seq \(seq)) nor the one before; reset the session.",
+            extensions: [.init("version", .int(Int(version))), .init("seq", .int(Int(seq)))])
+    }
+
+    func sessionAndList(_ id: String) throws(Problem) -> (Session, ListVersion) {
         guard SessionID.isWellFormed(id), let session = sessions.session(id),
             let latest = registry.version(of: session.list)
         else { throw Self.sessionNotFound }

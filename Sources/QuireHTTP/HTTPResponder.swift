@@ -18,6 +18,9 @@ public enum Reply: Sendable {
     /// Hold the connection (it is suspended in libmicrohttpd and holds no thread) until
     /// ``PendingResponse/resume(with:)`` is called, from any thread.
     case deferred(PendingResponse)
+    /// Send the status and headers now, then a body produced piece by piece for as long as the stream
+    /// lasts (server-sent events); the connection holds no thread while there is nothing to send.
+    case stream(StreamingResponse)
 }
 
 /// A responder made of a closure.

@@ -17,6 +17,8 @@ final class RequestContext {
     /// A response was queued on the first call (an early rejection): nothing else happens.
     var isAnswered = false
     var pending: PendingResponse?
+    /// A streaming response being sent.
+    var stream: StreamingResponse?
     /// `X-Request-Id` of the request (taken from it when well formed, else generated), echoed.
     var requestID = ""
     /// A prepared response being sent, kept alive until the request completes.
@@ -74,6 +76,10 @@ func requestCompletedTrampoline(
     if let pending = context.pending {
         pending.requestEnded()
         server.unregister(pending)
+    }
+    if let stream = context.stream {
+        stream.requestEnded()
+        server.unregister(stream)
     }
     server.requestFinished()
 }
@@ -238,6 +244,15 @@ extension HTTPServer {
                 return queue(response, on: connection, context: context)
             }
             return .YES
+        case .stream(let stream):
+            context.stream = stream
+            if !register(stream) {
+                stream.finish()  // draining: the headers, then the end at once
+            }
+            stream.attach(to: ConnectionHandle(pointer: connection, resumes: resumes))
+            let handle = stream.makeLibmicrohttpdResponse(extra: extraHeaders(context))
+            defer { MHD_destroy_response(handle) }
+            return MHD_queue_response(connection, UInt32(stream.status), handle)
         }
     }
 

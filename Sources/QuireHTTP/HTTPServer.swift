@@ -168,8 +168,12 @@ public final class HTTPServer: Sendable {
         logger.info("draining", metadata: ["in-flight": "\(inFlightCount)"])
 
         acceptor.stop()
-        for response in pending.withLock({ $0.startDraining() }) {
+        let (responses, streams) = pending.withLock { $0.startDraining() }
+        for response in responses {
             response.resumeForShutdown()
+        }
+        for stream in streams {
+            stream.finish()  // resumed if suspended; its body ends after what it already gave
         }
         // Done when no connection is left, or no request has been in flight for a quiet period: a
         // request a busy worker thread has not read yet starts within microseconds of that thread
@@ -264,6 +268,20 @@ public final class HTTPServer: Sendable {
         pending.withLock { $0.remove(response) }
     }
 
+    /// Registers a streaming response so that shutdown can end it; `false` when already draining.
+    func register(_ stream: StreamingResponse) -> Bool {
+        pending.withLock { $0.insert(stream) }
+    }
+
+    func unregister(_ stream: StreamingResponse) {
+        pending.withLock { $0.remove(stream) }
+    }
+
+    /// Streaming responses being sent.
+    public var streamCount: Int {
+        pending.withLock { $0.streamCount }
+    }
+
     func requestStarted() {
         requestsInFlight.add(1, ordering: .relaxed)
     }
@@ -282,10 +300,23 @@ extension HTTPServer {
     }
 }
 
-/// The deferred responses still waiting, and whether new ones are refused.
+/// The deferred responses still waiting, the streams being sent, and whether new ones are refused.
 struct PendingRegistry {
     private var waiting: [ObjectIdentifier: PendingResponse] = [:]
+    private var streams: [ObjectIdentifier: StreamingResponse] = [:]
     private var draining = false
+
+    var streamCount: Int { streams.count }
+
+    mutating func insert(_ stream: StreamingResponse) -> Bool {
+        guard !draining else { return false }
+        streams[ObjectIdentifier(stream)] = stream
+        return true
+    }
+
+    mutating func remove(_ stream: StreamingResponse) {
+        streams[ObjectIdentifier(stream)] = nil
+    }
 
     mutating func insert(_ response: PendingResponse) -> Bool {
         guard !draining else { return false }
@@ -297,10 +328,11 @@ struct PendingRegistry {
         waiting[ObjectIdentifier(response)] = nil
     }
 
-    /// Refuses new registrations and returns every waiting response, to be resumed.
-    mutating func startDraining() -> [PendingResponse] {
+    /// Refuses new registrations and returns every waiting response, to be resumed, and every stream,
+    /// to be ended.
+    mutating func startDraining() -> ([PendingResponse], [StreamingResponse]) {
         draining = true
-        return Array(waiting.values)
+        return (Array(waiting.values), Array(streams.values))
     }
 }
 

@@ -35,6 +35,7 @@ struct Settings: Equatable {
         let limits = ListLimits()
         let (pages, sessions) = (QuireService.PageSettings(), QuireService.SessionSettings())
         let (longPolls, demo) = (QuireService.LongPollSettings(), QuireService.DemoSettings())
+        let events = QuireService.EventSettings()
         let jwt = TokenSettings()
         let cache = CachePolicy()
         return [
@@ -83,6 +84,8 @@ struct Settings: Equatable {
             ("sessions.maxKeep", .int(sessions.maxKeep)),
             ("longPoll.maxWait", .double(longPolls.maxWaitSeconds)),
             ("longPoll.maxWaiters", .int(longPolls.maxWaiters)),
+            ("events.maxStreams", .int(events.maxStreams)),
+            ("events.heartbeatInterval", .double(events.heartbeatSeconds)),
             ("demo.seed", .bool(demo.seed)),
             ("demo.live", .bool(demo.live)),
             ("demo.interval", .double(demo.intervalSeconds)),
@@ -184,6 +187,8 @@ struct Settings: Equatable {
         service.sessions.maxKeep = try config.requiredInt(forKey: "sessions.maxKeep")
         service.longPolls.maxWaitSeconds = try config.requiredDouble(forKey: "longPoll.maxWait")
         service.longPolls.maxWaiters = try config.requiredInt(forKey: "longPoll.maxWaiters")
+        service.events.maxStreams = try config.requiredInt(forKey: "events.maxStreams")
+        service.events.heartbeatSeconds = try config.requiredDouble(forKey: "events.heartbeatInterval")
         service.demo.seed = try config.requiredBool(forKey: "demo.seed")
         service.demo.live = try config.requiredBool(forKey: "demo.live")
         service.demo.intervalSeconds = try config.requiredDouble(forKey: "demo.interval")
@@ -292,6 +297,11 @@ struct Settings: Equatable {
             ),
             (service.longPolls.maxWaitSeconds >= 0, "longPoll.maxWait must not be negative"),
             (service.longPolls.maxWaiters >= 0, "longPoll.maxWaiters must not be negative"),
+            (service.events.maxStreams >= 0, "events.maxStreams must not be negative"),
+            (
+                service.events.heartbeatSeconds >= 0.05 && service.events.heartbeatSeconds <= 3600,
+                "events.heartbeatInterval must be from 0.05 to 3600 seconds"
+            ),
             (service.demo.intervalSeconds >= 0.1, "demo.interval must be at least 0.1"),
         ]
         if let failed = checks.first(where: { !$0.0 }) {

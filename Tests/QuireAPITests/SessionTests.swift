@@ -82,7 +82,7 @@ struct SessionTests {
                 == 400)
     }
 
-    @Test("a retried since is answered again with the same changes; an unknown since is 409")
+    @Test("a retried since is answered again with the same changes (and a new seq); an unknown since is 409")
     func retriedSince() throws {
         let api = try APIFixture { $0.sessions.resetShare = 100 }
         defer { api.stop() }
@@ -92,7 +92,10 @@ struct SessionTests {
         let first = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1")
         let retry = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1")  // the first answer was lost
         #expect(first.status == 200)
-        #expect(retry.body == first.body)
+        // The same answer, under a new seq (a seq is never given to two windows).
+        #expect(try retry.object()["seq"] as? Int == 3)
+        #expect(try first.object()["seq"] as? Int == 2)
+        #expect(retry.text.replacing(#""seq":3"#, with: #""seq":2"#) == first.text)
         _ = try client.apply(retry)
         #expect(client.version == 2)
         #expect(try api.call("GET", "/v1/sessions/\(client.id)/changes?since=2").status == 200)
@@ -250,7 +253,8 @@ struct SessionAnswerTests {
             Issue.record("expected the unchanged fast path")
             return
         }
-        let computed = SessionAnswer(from: 1, content: .changes(.full(window.changes(to: window))), session: session)
+        let computed = SessionAnswer(
+            from: 1, fromSeq: 1, content: .changes(.full(window.changes(to: window))), session: session)
         #expect(ResponseBodies.answer(unchanged) == ResponseBodies.answer(computed))
     }
 }

@@ -53,6 +53,14 @@ public struct LRUTable<Key: Hashable, Value> {
         return slots[slot].value
     }
 
+    /// Whether `key` is present and not idle past the timeout at `now`; does not mark it used.
+    ///
+    /// - Complexity: O(1).
+    public func contains(_ key: Key, now: UInt64) -> Bool {
+        guard let slot = index[key] else { return false }
+        return now &- slots[slot].lastUse <= idleTimeout
+    }
+
     /// Replaces the value of an existing key (and marks it used); `false` when absent.
     ///
     /// - Complexity: O(1).

@@ -26,6 +26,8 @@ public struct SessionAnswer: Sendable {
 
     /// The version of the window the answer applies to.
     public let from: UInt64
+    /// The `seq` of the window the answer applies to (API.md §4a).
+    public let fromSeq: UInt64
     public let content: Content
     /// The session with its windows moved on.
     public let session: Session
@@ -36,6 +38,9 @@ public struct SessionAnswer: Sendable {
 
     /// The window the client holds after applying the answer.
     public var window: SessionWindow { session.current }
+
+    /// The `seq` of the window after the answer: ``fromSeq`` when nothing moved.
+    public var seq: UInt64 { session.seq }
 
     /// Whether the answer changes nothing (a long poll keeps waiting then).
     public var isEmpty: Bool {
@@ -49,9 +54,9 @@ public struct SessionAnswer: Sendable {
 
 /// Why a session cannot answer.
 public enum SessionError: Error, Sendable, Equatable {
-    /// `since` is neither the version of the client's window nor the one before; `current` is the
-    /// session's.
-    case sinceMismatch(current: UInt64)
+    /// `since` (or `seq`) names neither the client's window nor the one before; `current` and `seq` are
+    /// the session's version and answer counter.
+    case sinceMismatch(current: UInt64, seq: UInt64)
 }
 
 extension Session {
@@ -67,12 +72,34 @@ extension Session {
         return version.firstPage(limit: limit, expanded: expanded)
     }
 
-    /// Answers `change` for a client whose window is at `since`, against the list's `latest` version.
+    /// Whether `position` names the client's current window or the one before (what
+    /// ``answer(at:latest:change:resetShare:incremental:cache:)`` accepts).
+    public func holds(_ position: SessionPosition) -> Bool {
+        switch position {
+        case .version(let version):
+            current.version.version == version || previous?.version.version == version
+        case .seq(let number):
+            seq == number || (previous != nil && previousSeq == number)
+        }
+    }
+
+    /// Answers `change` for a client whose window is at version `since` (see
+    /// ``answer(at:latest:change:resetShare:incremental:cache:)``).
+    public func answer(
+        since: UInt64, latest: ListVersion, change: SessionChange, resetShare: Double, incremental: Bool = true,
+        cache: SharedAnswers? = nil
+    ) throws(SessionError) -> SessionAnswer {
+        try answer(
+            at: .version(since), latest: latest, change: change, resetShare: resetShare, incremental: incremental,
+            cache: cache)
+    }
+
+    /// Answers `change` for a client whose window is at `position`, against the list's `latest` version.
     ///
-    /// The client's window is the current one when `since` is its version, else the previous one
-    /// (a retry after a lost answer; when both have that version, the current one is taken). The new
+    /// The client's window is the current one when `position` names it, else the previous one (a retry
+    /// after a lost answer; when both have the version `since` names, the current one is taken). The new
     /// window follows API.md §4 and the session's bound (§4b); when the changes are larger than
-    /// `resetShare` of it, the answer is a reset.
+    /// `resetShare` of it, the answer is a reset. An answer that moves the window takes the next `seq`.
     ///
     /// The changes are computed from what the versions in between changed
     /// (``ListVersion/sparseTransition(from:extend:bound:)``), at a cost that follows the change and not
@@ -81,24 +108,29 @@ extension Session {
     /// - Parameters:
     ///   - incremental: `false` computes from the windows' items always (the tests' oracle).
     ///   - cache: answers shared between the sessions that hold the same window.
-    /// - Throws: ``SessionError/sinceMismatch(current:)``.
+    /// - Throws: ``SessionError/sinceMismatch(current:seq:)``.
     /// - Complexity: O(*c* log *n* + *w*) for *c* changed items and *w* items written, usually; O(*k* log *n*)
     ///   for windows of *k* items in a list of *n* on the full diff.
     public func answer(
-        since: UInt64, latest: ListVersion, change: SessionChange, resetShare: Double, incremental: Bool = true,
-        cache: SharedAnswers? = nil
+        at position: SessionPosition, latest: ListVersion, change: SessionChange, resetShare: Double,
+        incremental: Bool = true, cache: SharedAnswers? = nil
     ) throws(SessionError) -> SessionAnswer {
         let base: SessionWindow
-        if current.version.version == since {
-            base = current
-        } else if let previous, previous.version.version == since {
-            base = previous
-        } else {
-            throw .sinceMismatch(current: current.version.version)
+        let baseSeq: UInt64
+        switch position {
+        case .version(let since) where current.version.version == since, .seq(let since) where seq == since:
+            (base, baseSeq) = (current, seq)
+        case .version(let since) where previous?.version.version == since,
+            .seq(let since) where previous != nil && previousSeq == since:
+            (base, baseSeq) = (previous!, previousSeq)
+        default:
+            throw .sinceMismatch(current: current.version.version, seq: seq)
         }
-        if change == .update && base.version.version == latest.version && current.version.version == since {
+        let baseIsCurrent = baseSeq == seq
+        let since = base.version.version
+        if change == .update && base.version.version == latest.version && baseIsCurrent {
             // The list has not changed since the client's window: nothing to compute.
-            return SessionAnswer(from: since, content: .unchanged(current), session: self)
+            return SessionAnswer(from: since, fromSeq: seq, content: .unchanged(current), session: self)
         }
         var expanded = base.expanded
         var extend = WindowExtension.none
@@ -128,17 +160,19 @@ extension Session {
         }
         var answer: SessionAnswer
         if base.version.version == latest.version && base.range == shared.window.range
-            && base.expanded == expanded && current.version.version == since
+            && base.expanded == expanded && baseIsCurrent
         {
             // Nothing moved: the session stays as it is (and keeps its previous window for a retry).
-            answer = SessionAnswer(from: since, content: shared.content, session: self)
+            answer = SessionAnswer(from: since, fromSeq: seq, content: shared.content, session: self)
         } else {
             var next = self
             next.previous = base
+            next.previousSeq = baseSeq
             next.current = shared.window
             next.bound = bound
             next.revision &+= 1
-            answer = SessionAnswer(from: since, content: shared.content, session: next)
+            next.seq = seq + 1
+            answer = SessionAnswer(from: since, fromSeq: baseSeq, content: shared.content, session: next)
         }
         answer.shared = shared
         return answer
@@ -177,9 +211,11 @@ extension Session {
         var next = self
         next.limit = limit
         next.previous = current
+        next.previousSeq = seq
         next.current = SessionWindow(window, of: latest)
         next.revision &+= 1
-        return SessionAnswer(from: current.version.version, content: .reset(window), session: next)
+        next.seq = seq + 1
+        return SessionAnswer(from: current.version.version, fromSeq: seq, content: .reset(window), session: next)
     }
 }
 

@@ -19,6 +19,11 @@ public struct Session: Sendable {
     public var previous: SessionWindow?
     /// Counts the session's changes, to detect a concurrent update.
     public internal(set) var revision: UInt64 = 0
+    /// The answer counter (API.md §4a): the `seq` of ``current``. 1 for the creation answer, +1 for every
+    /// answer that moves the window; never given twice to two different windows.
+    public internal(set) var seq: UInt64 = 1
+    /// The `seq` of ``previous`` (0 without one): `seq − 1`, or less after a retry answered from it.
+    public internal(set) var previousSeq: UInt64 = 0
 
     public init(
         id: String, list: String, format: ChangeFormat, limit: Int, window: SessionWindow, bound: WindowBound = .none,
@@ -35,6 +40,21 @@ public struct Session: Sendable {
 
     /// The expanded ids of the current window.
     public var expanded: Set<String> { current.expanded }
+}
+
+/// How a request names the window the client holds (API.md §4, §4a).
+public enum SessionPosition: Sendable, Hashable, CustomStringConvertible {
+    /// `since=<version>`: the version of the client's window.
+    case version(UInt64)
+    /// `seq=<n>`: the answer counter of the client's window; tells apart two windows of one version.
+    case seq(UInt64)
+
+    public var description: String {
+        switch self {
+        case .version(let version): "since=\(version)"
+        case .seq(let seq): "seq=\(seq)"
+        }
+    }
 }
 
 /// The change encodings a session answers with (API.md §5).

@@ -38,6 +38,12 @@ public final class SessionStore: Sendable {
         table.withLock { $0.use(id, now: clock()) }
     }
 
+    /// Whether the session `id` is still there (not expired, evicted or deleted); does not mark it used.
+    public func contains(_ id: String) -> Bool {
+        let now = clock()
+        return table.withLock { $0.contains(id, now: now) }
+    }
+
     /// Stores `session` if the stored one still has `expectedRevision`.
     ///
     /// - Returns: `false` when the session is gone or was updated by another request meanwhile.
