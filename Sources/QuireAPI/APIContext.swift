@@ -11,7 +11,10 @@ final class APIContext: Sendable {
     /// Answers shared by the sessions that hold the same window.
     let sharedAnswers = SharedAnswers()
     let longPolls: LongPolls
-    let pageCache: PageCache
+    let pageCache: PageCache<PreparedResponse>
+    /// The first windows of new sessions at a list's head, without what is the session's own: encoded and
+    /// compressed once for every session opened on the same page of the same version.
+    let sessionPageCache: PageCache<SharedBody>
     let configuration: QuireService.Configuration
     /// Admits callers to the product routes: static tokens, JSON Web Tokens, scopes, session subjects.
     let access: AccessControl
@@ -32,6 +35,7 @@ final class APIContext: Sendable {
             capacity: configuration.sessions.capacity, idleSeconds: configuration.sessions.idleSeconds)
         longPolls = LongPolls(capacity: configuration.longPolls.maxWaiters)
         pageCache = PageCache(capacity: configuration.pages.cacheEntries)
+        sessionPageCache = PageCache(capacity: configuration.pages.cacheEntries)
         access = AccessControl(
             writeToken: configuration.writeToken, readToken: configuration.readToken,
             verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,

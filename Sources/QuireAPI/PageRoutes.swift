@@ -30,7 +30,7 @@ extension APIContext {
         // compressed, each with its own tag): the cached page costs a lookup.
         let key = "\(name)\u{0}\(version.version)\u{0}\(limit)\u{0}\(after ?? "")\u{0}\(before ?? "")"
         return .prepared(
-            pageCache.response(for: key) {
+            pageCache.value(for: key) {
                 let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
                 return Self.pageResponse(
                     list: name, window: window, limit: limit,
