@@ -7,7 +7,7 @@ import Synchronization
 /// keep the session-independent part of their body as a ``SharedBody``. Entries of old versions are never
 /// wrong (the version is in the key), they just age out as the least recently used.
 final class PageCache<Value: Sendable>: Sendable {
-    private let table: Mutex<LRUTable<Value>>
+    private let table: Mutex<LRUTable<PageKey, Value>>
     private let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
 
@@ -18,7 +18,7 @@ final class PageCache<Value: Sendable>: Sendable {
     /// The cached value for `key`, or the one `make` builds (then cached).
     ///
     /// - Complexity: O(1) besides `make`.
-    func value(for key: String, make: () -> Value) -> Value {
+    func value(for key: PageKey, make: () -> Value) -> Value {
         if let cached = table.withLock({ $0.use(key, now: 0) }) {
             hits.add(1, ordering: .relaxed)
             return cached
@@ -33,4 +33,14 @@ final class PageCache<Value: Sendable>: Sendable {
 
     var hitCount: Int { hits.load(ordering: .relaxed) }
     var missCount: Int { misses.load(ordering: .relaxed) }
+}
+
+/// What names one cached page: the list, its version and the request's paging (a value, so that looking a
+/// page up allocates nothing).
+struct PageKey: Hashable {
+    let list: String
+    let version: UInt64
+    let limit: Int
+    let after: String?
+    let before: String?
 }

@@ -28,7 +28,7 @@ extension APIContext {
         }
         // If-None-Match is evaluated by the server against the representation it sends (plain or
         // compressed, each with its own tag): the cached page costs a lookup.
-        let key = "\(name)\u{0}\(version.version)\u{0}\(limit)\u{0}\(after ?? "")\u{0}\(before ?? "")"
+        let key = PageKey(list: name, version: version.version, limit: limit, after: after, before: before)
         return .prepared(
             pageCache.value(for: key) {
                 let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)

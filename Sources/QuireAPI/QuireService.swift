@@ -19,17 +19,18 @@ public final class QuireService: Sendable {
     /// - Parameters:
     ///   - store: where lists are kept durably (``InMemoryListStore`` keeps nothing).
     ///   - keys: the keys of JSON Web Tokens, loaded from `configuration.jwt` by ``TokenKeys/load(_:)``.
+    ///   - accessLog: where the access log goes when `configuration.accessLog` is on; by default `logger`
+    ///     (``LoggerAccessLog``). `quire serve` gives a ``BufferedAccessLog``.
     /// - Precondition: `keys` are given when `configuration.jwt` is enabled.
     public init(
         configuration: Configuration, logger: Logger, store: any ListStore = InMemoryListStore(),
-        keys: TokenKeys? = nil
+        keys: TokenKeys? = nil, accessLog: (any AccessLog)? = nil
     ) {
         precondition(
             keys != nil || !configuration.jwt.isEnabled, "JWT is configured: load its keys with TokenKeys.load first")
         let readiness = Readiness()
-        var accessLogger = logger
-        accessLogger[metadataKey: "log"] = "access"
-        let metrics = ServiceMetrics(accessLog: configuration.accessLog ? accessLogger : nil)
+        let metrics = ServiceMetrics(
+            accessLog: configuration.accessLog ? accessLog ?? LoggerAccessLog(logger: logger) : nil)
         let registry = ListRegistry(
             store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits)
         let context = APIContext(

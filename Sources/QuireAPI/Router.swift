@@ -2,21 +2,37 @@ public import Logging
 public import QuireHTTP
 
 /// The path parameters a route matched, by name (`{list}` → `parameters["list"]`).
+///
+/// Routes have one or two parameters: those are kept inline, so that matching allocates nothing.
 public struct RouteParameters: Sendable, Equatable {
-    private var values: [(name: String, value: String)] = []
+    private var first: (name: String, value: String)?
+    private var second: (name: String, value: String)?
+    private var more: [(name: String, value: String)] = []
 
     public init() {}
 
     public subscript(name: String) -> String? {
-        values.first { $0.name == name }?.value
+        if let first, first.name == name { return first.value }
+        if let second, second.name == name { return second.value }
+        return more.first { $0.name == name }?.value
     }
 
     mutating func append(_ name: String, _ value: String) {
-        values.append((name, value))
+        if first == nil {
+            first = (name, value)
+        } else if second == nil {
+            second = (name, value)
+        } else {
+            more.append((name, value))
+        }
+    }
+
+    private var all: [(name: String, value: String)] {
+        [first, second].compactMap { $0 } + more
     }
 
     public static func == (lhs: RouteParameters, rhs: RouteParameters) -> Bool {
-        lhs.values.elementsEqual(rhs.values) { $0.name == $1.name && $0.value == $1.value }
+        lhs.all.elementsEqual(rhs.all) { $0.name == $1.name && $0.value == $1.value }
     }
 }
 
@@ -104,7 +120,8 @@ public struct Router {
 
 /// One node of the frozen route tree.
 final class RouteNode: Sendable {
-    let literals: [String: RouteNode]
+    /// The literal children, scanned in order: a node has a handful, where comparing bytes beats hashing.
+    let literals: [(segment: String, node: RouteNode)]
     let parameter: (name: String, node: RouteNode)?
     let handlers: [String: RouteEntry]
     /// The route template of this node (`/v1/lists/{list}`), for logs and metrics.
@@ -116,7 +133,7 @@ final class RouteNode: Sendable {
         literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteEntry],
         pattern: String
     ) {
-        self.literals = literals
+        self.literals = literals.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         self.parameter = parameter
         self.handlers = handlers
         self.pattern = pattern
@@ -260,20 +277,24 @@ public struct RouterResponder: HTTPResponder {
     ) -> RouteNode? {
         let utf8 = path.utf8
         let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
-        let segment = String(path[start..<end])
+        let segment = utf8[start..<end]
         let isLast = end == utf8.endIndex
         let rest = isLast ? end : utf8.index(after: end)
-        if let literal = node.literals[segment] {
+        let length = segment.count
+        if let literal = node.literals.first(where: {
+            $0.segment.utf8.count == length && $0.segment.utf8.elementsEqual(segment)
+        })?.node {
             if isLast { return literal }
             if let found = match(path, from: rest, node: literal, &parameters) { return found }
         }
         if let (name, child) = node.parameter, !segment.isEmpty {
+            let value = String(path[start..<end])
             if isLast {
-                parameters.append(name, segment)
+                parameters.append(name, value)
                 return child
             }
             var attempt = parameters
-            attempt.append(name, segment)
+            attempt.append(name, value)
             if let found = match(path, from: rest, node: child, &attempt) {
                 parameters = attempt
                 return found

@@ -24,7 +24,7 @@ final class ServiceMetrics: RequestObserver {
         let route: String
         let status: Int
     }
-    private let accessLogger: Logger?
+    private let accessLog: (any AccessLog)?
     private let scrapeState = Mutex(ScrapeState())
     /// The server whose connections are counted, held weakly: the server holds these metrics (through
     /// its router) for its whole life.
@@ -32,6 +32,8 @@ final class ServiceMetrics: RequestObserver {
     private let connections: Gauge
     private let refused: Counter
     private let cut: Counter
+    /// Access-log lines dropped because the log's writer could not keep up.
+    private let droppedLines: Counter
     private let bodyBytes: Counter
     private let sentBytes: Counter
     /// Requests refused by the access check, by reason.
@@ -43,6 +45,7 @@ final class ServiceMetrics: RequestObserver {
         var expired = 0
         var refused = 0
         var cut = 0
+        var droppedLines = 0
         var bodyBytes = 0
         var sentBytes = 0
     }
@@ -67,9 +70,9 @@ final class ServiceMetrics: RequestObserver {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 
-    /// - Parameter accessLog: the logger of the access log (one `info` line per request), or `nil`.
-    init(accessLog: Logger?) {
-        accessLogger = accessLog
+    /// - Parameter accessLog: where a line per request goes, or `nil`.
+    init(accessLog: (any AccessLog)?) {
+        self.accessLog = accessLog
         let registry = registry
         storeWrites = registry.makeDurationHistogram(
             descriptor: Self.name(
@@ -91,6 +94,10 @@ final class ServiceMetrics: RequestObserver {
         cut = registry.makeCounter(
             descriptor: Self.name(
                 "quire_http_requests_cut_total", "Requests cut for not arriving whole within server.requestTimeout."))
+        droppedLines = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_access_log_dropped_lines_total",
+                "Access-log lines dropped because standard error could not keep up (log.accessBuffer was full)."))
         bodyBytes = registry.makeCounter(
             descriptor: Self.name(
                 "quire_http_response_body_bytes_total", "Response body bytes as produced, before compression."))
@@ -141,23 +148,10 @@ final class ServiceMetrics: RequestObserver {
         }
         counter.increment()
         timer.record(elapsed)
-        accessLogger?.info(
-            "request",
-            metadata: Self.accessMetadata(
-                request, route: route, status: status, elapsed: elapsed, response: response, subject: subject))
-    }
-
-    /// One access-log line's fields: the subject of the caller's token, never the token.
-    private static func accessMetadata(
-        _ request: Request, route: String, status: Int, elapsed: Duration, response: Response, subject: String?
-    ) -> Logger.Metadata {
-        var metadata: Logger.Metadata = [
-            "method": "\(request.method)", "route": "\(route)", "status": "\(status)",
-            "duration_ms": "\(Double(elapsed.nanoseconds) / 1e6)",
-            "bytes": "\(response.body.count)", "request_id": "\(request.requestID)",
-        ]
-        if let subject { metadata["subject"] = "\(subject)" }
-        return metadata
+        accessLog?.record(
+            AccessRecord(
+                method: request.method, route: route, status: status, elapsed: elapsed, bytes: response.body.count,
+                requestID: request.requestID, subject: subject))
     }
 
     /// The exposition text, with the state gauges brought up to date.
@@ -177,6 +171,7 @@ final class ServiceMetrics: RequestObserver {
                 expired: max(state.expired, context.sessions.expirationCount),
                 refused: max(state.refused, server?.refusedConnections ?? 0),
                 cut: max(state.cut, server?.lateRequestsCut ?? 0),
+                droppedLines: max(state.droppedLines, accessLog?.droppedLines ?? 0),
                 bodyBytes: max(state.bodyBytes, server?.responseBodyBytes ?? 0),
                 sentBytes: max(state.sentBytes, server?.responseBodyBytesSent ?? 0))
             return (before, state)
@@ -184,6 +179,7 @@ final class ServiceMetrics: RequestObserver {
         for (counter, delta) in [
             (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),
             (refused, now.refused - before.refused), (cut, now.cut - before.cut),
+            (droppedLines, now.droppedLines - before.droppedLines),
             (bodyBytes, now.bodyBytes - before.bodyBytes), (sentBytes, now.sentBytes - before.sentBytes),
         ] where delta > 0 {
             counter.increment(by: Int64(delta))

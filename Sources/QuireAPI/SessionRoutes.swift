@@ -27,7 +27,9 @@ extension APIContext {
         // version: its bytes are made, and compressed, once (clients opening a feed all start there).
         let page =
             options.around == nil && options.expanded.isEmpty
-            ? sessionPageCache.value(for: "\(name)\u{0}\(version.version)\u{0}\(options.limit)") {
+            ? sessionPageCache.value(
+                for: PageKey(list: name, version: version.version, limit: options.limit, after: nil, before: nil)
+            ) {
                 SharedBody(ResponseBodies.sessionPageContent(list: name, window: window))
             } : nil
         return .response(

@@ -21,6 +21,8 @@ final class RequestContext {
     var requestID = ""
     /// A prepared response being sent, kept alive until the request completes.
     var prepared: PreparedResponse?
+    /// The connection's socket (for the request deadline), or -1.
+    var socket: Int32 = -1
     /// What the request accepts and holds (`Accept-Encoding`, `If-None-Match`), for its response.
     var negotiation: Negotiation?
 }
@@ -50,8 +52,9 @@ func requestStartedTrampoline(
     guard let cls, let connection else { return nil }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = RequestContext()
+    context.socket = quire_mhd_connection_socket(connection)
     server.requestStarted()
-    server.deadlines.started(context, socket: quire_mhd_connection_socket(connection))
+    server.deadlines.started(socket: context.socket)
     return Unmanaged.passRetained(context).toOpaque()
 }
 
@@ -65,7 +68,7 @@ func requestCompletedTrampoline(
     requestSlot.pointee = nil
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-    server.deadlines.finished(context)
+    server.deadlines.finished(socket: context.socket)
     if let pending = context.pending {
         pending.requestEnded()
         server.unregister(pending)
@@ -88,6 +91,8 @@ func connectionNotifyTrampoline(
         guard let connection, let socketContext else { return }
         server.prepareTLS(connection, slot: socketContext)
     case .CONNECTION_NOTIFY_CLOSED:
+        // Before libmicrohttpd closes the socket: no deadline may outlive its connection.
+        if let connection { server.deadlines.finished(socket: quire_mhd_connection_socket(connection)) }
         if let held = socketContext?.pointee {
             socketContext?.pointee = nil
             Unmanaged<TLSCredentials>.fromOpaque(held).release()
@@ -192,14 +197,14 @@ extension HTTPServer {
             guard let response = deferred.takeResponse() else { return .YES }
             return queue(response, on: connection, context: context)
         }
-        deadlines.finished(context)  // the whole request is in: a long poll may wait as long as it likes
+        deadlines.finished(socket: context.socket)  // the whole request is in: a long poll may wait as long as it likes
         context.requestID = RequestIdentifier.of(connection)
         if context.isTooLarge {
             return queue(
                 responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
                 context: context)
         }
-        var headers = HTTPHeaders(Self.values(of: .HEADER_KIND, on: connection))
+        var headers = HTTPHeaders(fields: Self.fields(of: .HEADER_KIND, on: connection))
         let body: [UInt8]
         switch decodeBody(context.body, headers: &headers) {
         case .decoded(let decoded):
@@ -211,7 +216,7 @@ extension HTTPServer {
         let request = Request(
             method: String(cString: method),
             path: String(cString: url),
-            query: Self.values(of: .GET_ARGUMENT_KIND, on: connection),
+            query: Self.fields(of: .GET_ARGUMENT_KIND, on: connection),
             headers: headers,
             body: body,
             requestID: context.requestID
@@ -234,8 +239,12 @@ extension HTTPServer {
         }
     }
 
-    /// Gathers one body chunk, within the limit. Past the limit the bytes are dropped (the request gets
-    /// `413` on its final call); past a generous multiple of it the connection is closed.
+    /// Gathers one body chunk, within the limit. Past the limit the bytes are read and dropped until the
+    /// body ends, and the request gets `413` on its final call: libmicrohttpd cannot queue a response in
+    /// the middle of a body, and closing the connection instead would cut the client off while it still
+    /// sends (curl: "Send failure: Broken pipe", no answer). Reading on is what nginx's lingering close
+    /// does; it costs no memory, and the whole-request deadline (`server.requestTimeout`) bounds how long
+    /// a body that never ends is read.
     private func receiveBody(
         _ data: UnsafePointer<CChar>?,
         count: UnsafeMutablePointer<Int>,
@@ -250,8 +259,7 @@ extension HTTPServer {
                 context.isTooLarge = true
                 context.body = []
             }
-            let discardLimit = max(configuration.maxBodyBytes, 1 << 20) * 8
-            return context.bodyBytesReceived > discardLimit ? .NO : .YES
+            return .YES
         }
         if let data {
             context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
@@ -290,8 +298,8 @@ extension HTTPServer {
         if let notModified { return queueAsIs(notModified, on: connection, context: context) }
         context.prepared = chosen
         var extra = extraHeaders(context)
-        if vary { extra.add("Vary", "Accept-Encoding") }
-        if !chosen.hasCacheControl { extra.add("Cache-Control", "no-store") }
+        extra.varyByEncoding = vary
+        extra.noStore = !chosen.hasCacheControl
         let handle = chosen.makeLibmicrohttpdResponse(extra: extra)
         defer { MHD_destroy_response(handle) }
         return MHD_queue_response(connection, UInt32(chosen.response.status), handle)
@@ -324,31 +332,29 @@ extension HTTPServer {
         }
     }
 
-    private func extraHeaders(_ context: RequestContext) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        if !context.requestID.isEmpty { headers.add(RequestIdentifier.header, context.requestID) }
-        if isDraining { headers.add("Connection", "close") }
-        return headers
+    private func extraHeaders(_ context: RequestContext) -> ExtraHeaders {
+        ExtraHeaders(requestID: context.requestID, closing: isDraining)
     }
 
-    /// The request's values of one kind (headers, query arguments), decoded, in order.
-    private static func values(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [(String, String)] {
-        var values: [(String, String)] = []
-        withUnsafeMutablePointer(to: &values) { pointer in
+    /// The request's values of one kind (headers, query arguments), decoded, in order: one array, and a
+    /// string only for a name or value longer than 15 bytes (shorter ones are stored inline).
+    private static func fields(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [HTTPHeaders.Field] {
+        var fields: [HTTPHeaders.Field] = []
+        withUnsafeMutablePointer(to: &fields) { pointer in
             _ = MHD_get_connection_values_n(
                 connection, kind,
                 { cls, _, key, keySize, value, valueSize in
                     guard let cls, let key else { return .YES }
-                    let values = cls.assumingMemoryBound(to: [(String, String)].self)
+                    let fields = cls.assumingMemoryBound(to: [HTTPHeaders.Field].self)
                     let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
                     let text =
                         value.map {
                             String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self)
                         } ?? ""
-                    values.pointee.append((name, text))
+                    fields.pointee.append((name: name, value: text))
                     return .YES
                 }, pointer)
         }
-        return values
+        return fields
     }
 }

@@ -39,14 +39,14 @@ public final class PreparedResponse: @unchecked Sendable {
     }
 
     /// A libmicrohttpd response that sends the shared body, with the header fields and `extra` ones.
-    func makeLibmicrohttpdResponse(extra: HTTPHeaders) -> OpaquePointer {
+    func makeLibmicrohttpdResponse(extra: ExtraHeaders) -> OpaquePointer {
         guard
             let handle = MHD_create_response_from_buffer(response.body.count, body.baseAddress, .RESPMEM_PERSISTENT)
         else {
             fatalError("libmicrohttpd could not allocate a response")
         }
         addHeaders(response.headers, to: handle)
-        addHeaders(extra, to: handle)
+        extra.add(to: handle)
         return handle
     }
 }
@@ -54,7 +54,7 @@ public final class PreparedResponse: @unchecked Sendable {
 /// A new libmicrohttpd response with `response`'s body (copied) and header fields.
 ///
 /// libmicrohttpd refuses header fields with an empty value or a line break; those are left out.
-func makeLibmicrohttpdResponse(_ response: Response, extra: HTTPHeaders) -> OpaquePointer {
+func makeLibmicrohttpdResponse(_ response: Response, extra: ExtraHeaders) -> OpaquePointer {
     let handle = response.body.withUnsafeBytes { bytes in
         MHD_create_response_from_buffer(
             bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
@@ -63,12 +63,40 @@ func makeLibmicrohttpdResponse(_ response: Response, extra: HTTPHeaders) -> Opaq
         fatalError("libmicrohttpd could not allocate a response of \(response.body.count) bytes")
     }
     addHeaders(response.headers, to: handle)
-    addHeaders(extra, to: handle)
+    extra.add(to: handle)
     return handle
 }
 
 private func addHeaders(_ headers: HTTPHeaders, to handle: OpaquePointer) {
     for field in headers {
-        _ = MHD_add_response_header(handle, field.name, field.value)
+        addHeader(field.name, field.value, to: handle)
+    }
+}
+
+/// Adds one header field. `withCString` rather than the implicit conversion: for a short string (most
+/// header names) the implicit one copies it to the heap, `withCString` to the stack.
+func addHeader(_ name: String, _ value: String, to handle: OpaquePointer) {
+    name.withCString { name in
+        value.withCString { value in
+            _ = MHD_add_response_header(handle, name, value)
+        }
+    }
+}
+
+/// The header fields the server adds to every response of a request: its id, and `Connection: close`
+/// while draining. Plain fields, not an ``HTTPHeaders``: nothing to allocate per request.
+struct ExtraHeaders {
+    var requestID: String
+    var closing: Bool
+    /// `Vary: Accept-Encoding`: the response has a compressed representation.
+    var varyByEncoding = false
+    /// `Cache-Control: no-store`: the response says nothing of caches itself.
+    var noStore = false
+
+    func add(to handle: OpaquePointer) {
+        if !requestID.isEmpty { addHeader(RequestIdentifier.header, requestID, to: handle) }
+        if closing { _ = MHD_add_response_header(handle, "Connection", "close") }
+        if varyByEncoding { _ = MHD_add_response_header(handle, "Vary", "Accept-Encoding") }
+        if noStore { _ = MHD_add_response_header(handle, "Cache-Control", "no-store") }
     }
 }

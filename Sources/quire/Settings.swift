@@ -23,12 +23,11 @@ struct Settings: Equatable {
     /// Where `make run` keeps its lists: a file under `data/`, relative to the working directory.
     static let defaultStoragePath = "data/quire.sqlite"
 
-    enum LogFormat: String, Equatable, CaseIterable {
-        /// Human-readable lines.
-        case text
-        /// One JSON object per line.
-        case json
-    }
+    /// `text` (human-readable lines) or `json` (one object per line).
+    typealias LogFormat = QuireAPI.LogFormat
+    /// The access log's buffer (`log.accessBuffer`, bytes): lines past it are dropped and counted while
+    /// standard error cannot keep up.
+    var accessLogBuffer = BufferedAccessLog.defaultCapacity
 
     /// Every key with its default, in the order of config/quire.yaml (which documents each).
     static let keys: [(key: String, value: ConfigContent)] = {
@@ -90,6 +89,7 @@ struct Settings: Equatable {
             ("log.level", .string("info")),
             ("log.format", .string("text")),
             ("log.access", .bool(true)),
+            ("log.accessBuffer", .int(BufferedAccessLog.defaultCapacity)),
         ]
     }()
 
@@ -206,6 +206,10 @@ struct Settings: Equatable {
         }
         self.logFormat = logFormat
         service.accessLog = try config.requiredBool(forKey: "log.access")
+        accessLogBuffer = try config.requiredInt(forKey: "log.accessBuffer")
+        guard (4096...(1 << 30)).contains(accessLogBuffer) else {
+            throw SettingsError("log.accessBuffer must be between 4096 and 1073741824 bytes, not \(accessLogBuffer)")
+        }
         storagePath = try config.requiredString(forKey: "storage.path")
         guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
     }
