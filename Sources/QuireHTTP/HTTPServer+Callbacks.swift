@@ -21,6 +21,8 @@ final class RequestContext {
     var requestID = ""
     /// A prepared response being sent, kept alive until the request completes.
     var prepared: PreparedResponse?
+    /// Whether the client sent its own `X-Request-Id` (echoed on every response, prepared ones too).
+    var requestIDWasSent = false
     /// The connection's socket (for the request deadline), or -1.
     var socket: Int32 = -1
     /// What the request accepts and holds (`Accept-Encoding`, `If-None-Match`), for its response.
@@ -181,7 +183,7 @@ extension HTTPServer {
             context.hasHeaders = true
             if declaredBodyLength(connection) > configuration.maxBodyBytes {
                 context.isAnswered = true
-                context.requestID = RequestIdentifier.of(connection)
+                (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
                 return queue(
                     responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
                     context: context)
@@ -198,7 +200,7 @@ extension HTTPServer {
             return queue(response, on: connection, context: context)
         }
         deadlines.finished(socket: context.socket)  // the whole request is in: a long poll may wait as long as it likes
-        context.requestID = RequestIdentifier.of(connection)
+        (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
         if context.isTooLarge {
             return queue(
                 responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
@@ -297,12 +299,18 @@ extension HTTPServer {
         let (chosen, notModified, vary) = wireRepresentation(prepared, context.negotiation)
         if let notModified { return queueAsIs(notModified, on: connection, context: context) }
         context.prepared = chosen
+        let status = UInt32(chosen.response.status)
+        if !context.requestIDWasSent && !isDraining {
+            // Nothing of this request's own to add: the shared response, as it is.
+            let handle = chosen.sharedLibmicrohttpdResponse(varyByEncoding: vary, noStore: !chosen.hasCacheControl)
+            return MHD_queue_response(connection, status, handle)
+        }
         var extra = extraHeaders(context)
         extra.varyByEncoding = vary
         extra.noStore = !chosen.hasCacheControl
         let handle = chosen.makeLibmicrohttpdResponse(extra: extra)
         defer { MHD_destroy_response(handle) }
-        return MHD_queue_response(connection, UInt32(chosen.response.status), handle)
+        return MHD_queue_response(connection, status, handle)
     }
 
     enum DecodedBody {

@@ -8,7 +8,8 @@ import Synchronization
 /// `@unchecked Sendable` is safe: the body buffer is written once in `init` and only read afterwards
 /// (by libmicrohttpd, from any worker thread), and it is freed in `deinit`, which cannot run while a
 /// connection still sends it because every request that queued it keeps the object alive until the
-/// request's completion callback. Its other state is immutable or behind a `Mutex`.
+/// request's completion callback. Its other state is immutable, behind a `Mutex`, or atomic (the shared
+/// libmicrohttpd responses, which libmicrohttpd itself lets many connections queue at once).
 ///
 /// A compressed variant (gzip, deflate) is made the first time a client asks for it and kept beside the
 /// plain one: compressed once, sent many times.
@@ -24,6 +25,15 @@ public final class PreparedResponse: @unchecked Sendable {
     let hasCacheControl: Bool
     /// The gzip and deflate variants, once made.
     let variants = Mutex<[PreparedResponse?]>([nil, nil])
+    /// libmicrohttpd responses of this body with all their header fields, made the first time they are
+    /// needed and then queued as they are by any number of connections at once (libmicrohttpd counts
+    /// their uses, as the C reference does with its one response): a request that needs no header field
+    /// of its own costs no allocation and no header work. One per combination of the fields the server
+    /// adds (`Vary`, `Cache-Control: no-store`), as the bit pattern of the pointer (0: not made yet).
+    private let shared0 = Atomic<Int>(0)
+    private let shared1 = Atomic<Int>(0)
+    private let shared2 = Atomic<Int>(0)
+    private let shared3 = Atomic<Int>(0)
 
     public init(_ response: Response) {
         self.response = response
@@ -35,7 +45,36 @@ public final class PreparedResponse: @unchecked Sendable {
     }
 
     deinit {
+        for index in 0..<4 {
+            let bits = slot(index) { $0.load(ordering: .acquiring) }
+            if let handle = OpaquePointer(bitPattern: bits) { MHD_destroy_response(handle) }
+        }
         body.deallocate()
+    }
+
+    private func slot<Result>(_ index: Int, _ body: (borrowing Atomic<Int>) -> Result) -> Result {
+        switch index {
+        case 0: body(shared0)
+        case 1: body(shared1)
+        case 2: body(shared2)
+        default: body(shared3)
+        }
+    }
+
+    /// The shared libmicrohttpd response with these server-added fields (see `shared`); this object owns
+    /// it, so a request queueing it must keep this object alive until it completes.
+    func sharedLibmicrohttpdResponse(varyByEncoding: Bool, noStore: Bool) -> OpaquePointer {
+        let index = (varyByEncoding ? 1 : 0) | (noStore ? 2 : 0)
+        let bits = slot(index) { $0.load(ordering: .acquiring) }
+        if let handle = OpaquePointer(bitPattern: bits) { return handle }
+        let made = makeLibmicrohttpdResponse(
+            extra: ExtraHeaders(requestID: "", closing: false, varyByEncoding: varyByEncoding, noStore: noStore))
+        let (exchanged, original) = slot(index) {
+            $0.compareExchange(expected: 0, desired: Int(bitPattern: made), ordering: .acquiringAndReleasing)
+        }
+        if exchanged { return made }
+        MHD_destroy_response(made)  // another thread made it first
+        return OpaquePointer(bitPattern: original)!
     }
 
     /// A libmicrohttpd response that sends the shared body, with the header fields and `extra` ones.

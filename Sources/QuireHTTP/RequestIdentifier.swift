@@ -3,18 +3,23 @@ import Synchronization
 
 /// Request ids (`X-Request-Id`): the client's when it sends a well-formed one (1 to 128 characters of
 /// `A-Z a-z 0-9 . _ -`, so it can go into logs and headers as it is), else 15 hex digits of its own.
+///
+/// A client's id is echoed on every response. A generated one is sent on the responses made for their
+/// request (session answers, writes, problems), and left off the prepared ones sent from memory as they
+/// are (`/healthz`, cached pages): adding a field would cost each of those a libmicrohttpd response of its
+/// own. The access log names the id either way.
 enum RequestIdentifier {
     static let header = "X-Request-Id"
 
-    /// The id of the request on `connection`.
-    static func of(_ connection: OpaquePointer) -> String {
+    /// The id of the request on `connection`, and whether the client sent it.
+    static func of(_ connection: OpaquePointer) -> (id: String, sent: Bool) {
         // The literal, not `header`: a literal passes its own C string, a short `String` would be copied
         // to the heap for the call.
         if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id") {
             let given = String(cString: value)
-            if isWellFormed(given) { return given }
+            if isWellFormed(given) { return (given, true) }
         }
-        return generate()
+        return (generate(), false)
     }
 
     static func isWellFormed(_ id: String) -> Bool {
