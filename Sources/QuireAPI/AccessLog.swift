@@ -91,6 +91,8 @@ public final class BufferedAccessLog: AccessLog {
         var dropped = 0
         var wakeSent = false
         var closed = false
+        /// The texts of the second the last line was stamped in: reused, so a line takes no other lock.
+        var stamp: (second: Int, local: String, utc: String) = (-1, "", "")
     }
 
     private let state: Mutex<State>
@@ -125,27 +127,45 @@ public final class BufferedAccessLog: AccessLog {
     public func record(_ record: AccessRecord) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let second = clock.second(now.tv_sec)
         let millisecond = now.tv_nsec / 1_000_000
-        let (wakeWriter, closed) = state.withLock { state -> (Bool, Bool) in
-            if state.closed { return (false, true) }
-            guard state.bytes.count < capacity else {
-                state.dropped += 1
-                return (false, false)
+        var fresh: (second: Int, local: String, utc: String)?  // the stamp of a new second, made outside the lock
+        while true {
+            let outcome = state.withLock { state -> Outcome in
+                if let fresh { state.stamp = fresh }
+                if state.closed { return .closed }
+                guard state.stamp.second == now.tv_sec else { return .newSecond }
+                guard state.bytes.count < capacity else {
+                    state.dropped += 1
+                    return .written
+                }
+                append(
+                    record, second: (state.stamp.local, state.stamp.utc), millisecond: millisecond, to: &state.bytes)
+                if state.bytes.count >= capacity / 2 && !state.wakeSent {
+                    state.wakeSent = true
+                    return .writtenPastHalf
+                }
+                return .written
             }
-            append(record, second: second, millisecond: millisecond, to: &state.bytes)
-            if state.bytes.count >= capacity / 2 && !state.wakeSent {
-                state.wakeSent = true
-                return (true, false)
+            switch outcome {
+            case .written:
+                return
+            case .writtenPastHalf:
+                wake.signal()
+                return
+            case .newSecond:
+                let (local, utc) = clock.second(now.tv_sec)
+                fresh = (now.tv_sec, local, utc)
+            case .closed:  // after close: written at once, never lost
+                var line: [UInt8] = []
+                append(record, second: clock.second(now.tv_sec), millisecond: millisecond, to: &line)
+                output.write(line)
+                return
             }
-            return (false, false)
         }
-        if wakeWriter { wake.signal() }
-        if closed {  // after close: written at once, never lost
-            var line: [UInt8] = []
-            append(record, second: second, millisecond: millisecond, to: &line)
-            output.write(line)
-        }
+    }
+
+    private enum Outcome {
+        case written, writtenPastHalf, newSecond, closed
     }
 
     public var droppedLines: Int {
