@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
+.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
 
 all: build
 
@@ -74,7 +74,7 @@ openapi:
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
 ## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
 ## writes and start-up).
-bench: bench-http bench-allocations bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-load bench-soak bench-core bench-store bench-tls
+bench: bench-http bench-allocations bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -106,6 +106,11 @@ bench-fan-out: deps
 ## What an answer costs at a 100- and at a 20,000-item window, over HTTP.
 bench-window-cost: deps
 	scripts/bench.py window-cost
+
+## Compression: bytes on the wire of a 50-item page and session (gzip vs plain); requests/s of the cached page
+## (gzip vs plain, against the C reference in the same run) and of session creation (gzip vs plain).
+bench-wire: deps-bench
+	scripts/bench.py wire --rounds 5 --seconds 4
 
 ## Durable writes (p50/p99 of a 10-op batch and of a 1% PUT on 10,000 items) and start-up with 1,000,000 items.
 bench-store: deps

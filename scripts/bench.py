@@ -16,6 +16,10 @@
                                                      changes after a 1-item write), over HTTP
   scripts/bench.py fan-out [--count N] [--window W]  N sessions holding W-item windows long-poll one list; one 1-item
                                                      write: time until every one is answered
+  scripts/bench.py wire [--rounds N] [--seconds S]   compression: bytes on the wire of a 50-item page and session with
+                                                     gzip vs plain; requests/s of the cached page and of session
+                                                     creation with Accept-Encoding: gzip vs without (page: both
+                                                     against the reference in the same run)
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
 
@@ -89,15 +93,22 @@ def start_quire(extra_env=None):
     return process, base
 
 
-def wrk(url, seconds, connections=64, close=False, token=None):
+def wrk(url, seconds, connections=64, close=False, token=None, extra=(), script=None):
     """wrk on `url`; with `close`, every request asks for `Connection: close`, so each is on a new
-    connection (the accept path); with `token`, every request carries it as a bearer token."""
+    connection (the accept path); with `token`, every request carries it as a bearer token; `extra` header
+    lines are added; `script` is a Lua file for wrk."""
     headers = ["-H", "Connection: close"] if close else []
     if token:
         headers += ["-H", f"Authorization: Bearer {token}"]
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *headers, url],
-                         capture_output=True, text=True, timeout=seconds + 30).stdout
-    return parse_wrk(out)
+    for line in extra:
+        headers += ["-H", line]
+    if script:
+        headers += ["-s", script]
+    run = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *headers, url],
+                         capture_output=True, text=True, timeout=seconds + 30)
+    if "Requests/sec:" not in run.stdout:
+        sys.exit(f"wrk on {url} measured nothing (exit {run.returncode}):\n{run.stdout}{run.stderr}")
+    return parse_wrk(run.stdout)
 
 
 def wrk_command(url, seconds, script, args=(), threads=2, connections=64, timeout=None):
@@ -664,6 +675,75 @@ def fan_out(options):
     fan_out_run(port, base, options.count, options.window)
 
 
+def wire_bytes(base, path, method="GET", body=None, gzip=False):
+    """The body bytes on the wire of one request, and its Content-Encoding."""
+    headers = {"Accept-Encoding": "gzip"} if gzip else {"Accept-Encoding": "identity"}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(base + path, data=data, method=method, headers=headers)
+    with urllib.request.urlopen(req, timeout=60) as response:
+        return len(response.read()), response.headers.get("Content-Encoding")
+
+
+def wire(options):
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: make deps-bench")
+    reference_binary = compile_reference()
+    quire, base = start_quire()
+    page = "/v1/lists/demo?limit=50"
+    print("| figure | plain | gzip | ratio | target |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, path, method, body in (("50-item page", page, "GET", None),
+                                      ("50-item session creation", "/v1/lists/demo/sessions", "POST", {"limit": 50})):
+        plain, _ = wire_bytes(base, path, method, body)
+        zipped, encoding = wire_bytes(base, path, method, body, gzip=True)
+        ratio = zipped / plain
+        verdict = "meets" if ratio <= 0.2 and encoding == "gzip" else "MISSES"
+        print(f"| bytes on the wire, {name} | {plain} | {zipped} ({encoding}) | {ratio:.1%} | <= 20% ({verdict}) |")
+    status, expected = request("GET", base + page)
+    reference, reference_base = start_reference(reference_binary, expected)
+    session_script = os.path.join(tempfile.mkdtemp(prefix="quire-wire-"), "create.lua")
+    with open(session_script, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.body = \'{"limit":50}\'\nwrk.headers["Content-Type"] = "application/json"\n')
+    gzip = ("Accept-Encoding: gzip",)
+    wrk(base + page, 1, extra=gzip)  # warm-up: the page and its gzip variant are cached
+    page_ratios, create_ratios = [], []
+    print()
+    print(f"{'run':44} {'requests/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    sessions = base + "/v1/lists/demo/sessions"
+    for round in range(options.rounds):
+        # Plain and gzip take turns at going first, so that neither always runs on a warmer (or more loaded)
+        # machine; the ratios are of runs of the same round.
+        order = (False, True) if round % 2 == 0 else (True, False)
+        ref = wrk(reference_base + "/", options.seconds)
+        page_runs = {zip_it: wrk(base + page, options.seconds, extra=gzip if zip_it else ()) for zip_it in order}
+        create_runs = {zip_it: wrk(sessions, options.seconds, script=session_script, extra=gzip if zip_it else ())
+                       for zip_it in order}
+        if quire.poll() is not None:
+            sys.exit(f"quire exited with {quire.returncode} during round {round + 1}")
+        plain, zipped = page_runs[False], page_runs[True]
+        create_plain, create_zipped = create_runs[False], create_runs[True]
+        print(f"round {round + 1}")
+        for label, (rps, p50, p99, errors) in (("  reference (C, plain page)", ref),
+                                               (f"  cached page, plain ({plain[0] / ref[0]:.2f}x reference)", plain),
+                                               (f"  cached page, gzip ({zipped[0] / ref[0]:.2f}x reference)", zipped),
+                                               ("  session creation, plain", create_plain),
+                                               ("  session creation, gzip", create_zipped)):
+            print(f"{label:44} {rps:11.0f} {p50:8.3f} {p99:8.3f} {errors:7d}")
+        page_ratios.append((zipped[0] / ref[0]) / (plain[0] / ref[0]))
+        create_ratios.append(create_zipped[0] / create_plain[0])
+    reference.terminate()
+    reference.wait()
+    page_median, create_median = statistics.median(page_ratios), statistics.median(create_ratios)
+    print()
+    print(f"cached page with gzip: median {page_median:.2f}x the plain page (each against the reference in the same "
+          f"round) ({'meets' if page_median >= 0.95 else 'BELOW'} the 0.95x target)")
+    print(f"session creation (limit=50) with gzip: median {create_median:.2f}x without "
+          f"({'meets' if create_median >= 0.8 else 'BELOW'} the 0.8x target)")
+
+
 def malloc_counter():
     """bench/malloc-count.c built as a preloadable library, and a fresh counter file for one process."""
     directory = tempfile.mkdtemp(prefix="quire-malloc-")
@@ -768,6 +848,9 @@ def main():
     sk.add_argument("--write-rate", type=int, default=20)
     sk.add_argument("--max-growth", type=float, default=10.0, help="MB of RSS growth allowed after the warm-up")
     commands.add_parser("window-cost")
+    w = commands.add_parser("wire")
+    w.add_argument("--rounds", type=int, default=3)
+    w.add_argument("--seconds", type=int, default=4)
     f = commands.add_parser("fan-out")
     f.add_argument("--count", type=int, default=10_000)
     f.add_argument("--window", type=int, default=2_000)
@@ -776,7 +859,8 @@ def main():
     options = parser.parse_args()
     try:
         {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load,
-         "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "allocations": allocations}[options.command](options)
+         "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "wire": wire,
+         "allocations": allocations}[options.command](options)
     finally:
         stop_all()
 

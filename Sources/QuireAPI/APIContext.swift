@@ -13,7 +13,10 @@ final class APIContext: Sendable {
     let longPolls: LongPolls
     /// Open event streams (API.md §4c), one per session.
     let streams: EventStreams
-    let pageCache: PageCache
+    let pageCache: PageCache<PreparedResponse>
+    /// The first windows of new sessions at a list's head, without what is the session's own: encoded and
+    /// compressed once for every session opened on the same page of the same version.
+    let sessionPageCache: PageCache<SharedBody>
     let configuration: QuireService.Configuration
     /// Admits callers to the product routes: static tokens, JSON Web Tokens, scopes, session subjects.
     let access: AccessControl
@@ -37,6 +40,7 @@ final class APIContext: Sendable {
             capacity: configuration.events.maxStreams, heartbeatSeconds: configuration.events.heartbeatSeconds,
             sessions: sessions)
         pageCache = PageCache(capacity: configuration.pages.cacheEntries)
+        sessionPageCache = PageCache(capacity: configuration.pages.cacheEntries)
         access = AccessControl(
             writeToken: configuration.writeToken, readToken: configuration.readToken,
             verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,

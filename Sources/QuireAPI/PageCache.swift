@@ -2,11 +2,12 @@ import QuireCore
 import QuireHTTP
 import Synchronization
 
-/// Stateless pages ready to send, by list, version and request: the same page of the same version is
-/// assembled once. Entries of old versions are never wrong (the version is in the key), they just age
-/// out as the least recently used.
-final class PageCache: Sendable {
-    private let table: Mutex<LRUTable<PageKey, PreparedResponse>>
+/// Pages ready to send, by list, version and request: the same page of the same version is assembled
+/// (and compressed) once. Stateless pages keep a ``PreparedResponse``; the first windows of new sessions
+/// keep the session-independent part of their body as a ``SharedBody``. Entries of old versions are never
+/// wrong (the version is in the key), they just age out as the least recently used.
+final class PageCache<Value: Sendable>: Sendable {
+    private let table: Mutex<LRUTable<PageKey, Value>>
     private let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
 
@@ -14,18 +15,20 @@ final class PageCache: Sendable {
         table = Mutex(LRUTable(capacity: max(1, capacity), idleTimeout: .max))
     }
 
-    /// The cached response for `key`, or the one `make` builds (then cached).
-    func response(for key: PageKey, make: () -> PreparedResponse) -> PreparedResponse {
+    /// The cached value for `key`, or the one `make` builds (then cached).
+    ///
+    /// - Complexity: O(1) besides `make`.
+    func value(for key: PageKey, make: () -> Value) -> Value {
         if let cached = table.withLock({ $0.use(key, now: 0) }) {
             hits.add(1, ordering: .relaxed)
             return cached
         }
         misses.add(1, ordering: .relaxed)
-        let response = make()
+        let value = make()
         table.withLock { table in
-            if table.use(key, now: 0) == nil { _ = table.insert(key, response, now: 0) }
+            if table.use(key, now: 0) == nil { _ = table.insert(key, value, now: 0) }
         }
-        return response
+        return value
     }
 
     var hitCount: Int { hits.load(ordering: .relaxed) }

@@ -30,7 +30,7 @@ extension APIContext {
         // compressed, each with its own tag): the cached page costs a lookup.
         let key = PageKey(list: name, version: version.version, limit: limit, after: after, before: before)
         return .prepared(
-            pageCache.response(for: key) {
+            pageCache.value(for: key) {
                 let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
                 return Self.pageResponse(
                     list: name, window: window, limit: limit,

@@ -14,10 +14,12 @@ enum ResponseBodies {
         return out
     }
 
-    /// A new session's first window: the page shape plus `session` and `format`.
-    static func sessionPage(_ session: Session, window: Window) -> [UInt8] {
+    /// A new session's first window: the page shape plus `session` and `format`, in two parts: the
+    /// session's own members, then the window (`page`, when given, is its bytes made once for every
+    /// session opened on the same window; see ``sessionPageContent(list:window:)``).
+    static func sessionPageParts(_ session: Session, window: Window, page: SharedBody?) -> [BodyPart] {
         var out: [UInt8] = []
-        out.reserveCapacity(256 + window.count * 128)
+        out.reserveCapacity(96)
         out.append(contentsOf: #"{"session":"#.utf8)
         JSONWriter.writeString(session.id, into: &out)
         out.append(contentsOf: #","seq":"#.utf8)
@@ -25,7 +27,18 @@ enum ResponseBodies {
         out.append(contentsOf: #","format":""#.utf8)
         out.append(contentsOf: session.format.rawValue.utf8)
         out.append(contentsOf: #"","#.utf8)
-        writeWindowPageMembers(list: session.list, window: window, into: &out)
+        guard let page else {
+            return [.bytes(out + sessionPageContent(list: session.list, window: window))]
+        }
+        return [.bytes(out), .shared(page)]
+    }
+
+    /// What follows a new session's own members in its first answer: the window's page members and the
+    /// closing brace. The same for every session on that window.
+    static func sessionPageContent(list: String, window: Window) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160 + window.count * 128)
+        writeWindowPageMembers(list: list, window: window, into: &out)
         out.append(UInt8(ascii: "}"))
         return out
     }

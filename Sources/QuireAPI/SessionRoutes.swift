@@ -23,8 +23,20 @@ extension APIContext {
         sessions.insert(session)
         var headers = JSONResponse.headers
         headers.add("Location", "/v1/sessions/\(session.id)")
+        // A first window at the list's head is the same for every session opened on that page of that
+        // version: its bytes are made, and compressed, once (clients opening a feed all start there).
+        let page =
+            options.around == nil && options.expanded.isEmpty
+            ? sessionPageCache.value(
+                for: PageKey(list: name, version: version.version, limit: options.limit, after: nil, before: nil)
+            ) {
+                SharedBody(ResponseBodies.sessionPageContent(list: name, window: window))
+            } : nil
         return .response(
-            Response(status: 201, headers: headers, body: ResponseBodies.sessionPage(session, window: window)))
+            Response(
+                status: 201, headers: headers,
+                parts: ResponseBodies.sessionPageParts(session, window: window, page: page)
+            ))
     }
 
     /// `GET /v1/sessions/{id}/changes?since=|seq=&extend=&limit=&wait=`. A long poll ends when the

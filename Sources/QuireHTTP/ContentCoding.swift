@@ -29,22 +29,27 @@ public enum ContentCoding: String, Sendable, CaseIterable {
 }
 
 /// A request's `Accept-Encoding` (RFC 9110 §12.5.3), reduced to what the server can choose among.
+///
+/// Parsed on every request that sends the field: three stored qualities rather than a dictionary, so that
+/// reading it allocates nothing but the split of the field.
 public struct AcceptEncoding: Sendable, Equatable {
     /// The quality of each coding the server knows, in thousandths (0 refuses it).
-    private var qualities: [ContentCoding: Int]
+    private var identity: Int
+    private var gzip: Int
+    private var deflate: Int
     /// The header was absent: the server chooses, and sends `identity`.
     public let isAbsent: Bool
-    private static let absent: [ContentCoding: Int] = [.identity: 1000, .gzip: 0, .deflate: 0]
 
     /// - Parameter header: the field's value (several fields joined with `,`), or `nil` when absent.
     public init(_ header: String?) {
         guard let header else {
-            qualities = Self.absent  // shared: a request without the field allocates nothing here
+            (identity, gzip, deflate) = (1000, 0, 0)
             isAbsent = true
             return
         }
         isAbsent = false
-        var explicit: [ContentCoding: Int] = [:]
+        // -1: not named.
+        var explicit = (identity: -1, gzip: -1, deflate: -1)
         var star: Int?
         for element in header.split(separator: ",") {
             var parameters = element.split(separator: ";").makeIterator()
@@ -57,37 +62,40 @@ public struct AcceptEncoding: Sendable, Equatable {
             }
             if name == "*" {
                 star = max(star ?? 0, quality)
-            } else if let coding = ContentCoding(token: name) {
-                explicit[coding] = max(explicit[coding] ?? 0, quality)
-            }
-        }
-        var qualities: [ContentCoding: Int] = [:]
-        for coding in ContentCoding.allCases {
-            if let quality = explicit[coding] {
-                qualities[coding] = quality
-            } else if let star {
-                qualities[coding] = star
             } else {
-                // identity is acceptable unless refused, by name or by `*;q=0`; unlisted codings are not.
-                qualities[coding] = coding == .identity ? 1 : 0
+                switch ContentCoding(token: name) {
+                case .identity?: explicit.identity = max(explicit.identity, quality)
+                case .gzip?: explicit.gzip = max(explicit.gzip, quality)
+                case .deflate?: explicit.deflate = max(explicit.deflate, quality)
+                case nil: break
+                }
             }
         }
-        self.qualities = qualities
+        // A coding not named takes `*`'s quality; without `*`, identity stays acceptable (unless refused, by
+        // name or by `*;q=0`) and the others are not.
+        identity = explicit.identity >= 0 ? explicit.identity : star ?? 1
+        gzip = explicit.gzip >= 0 ? explicit.gzip : star ?? 0
+        deflate = explicit.deflate >= 0 ? explicit.deflate : star ?? 0
+    }
+
+    private func quality(of coding: ContentCoding) -> Int {
+        switch coding {
+        case .identity: identity
+        case .gzip: gzip
+        case .deflate: deflate
+        }
     }
 
     /// Whether `coding` is acceptable (quality above 0).
     public func accepts(_ coding: ContentCoding) -> Bool {
-        (qualities[coding] ?? 0) > 0
+        quality(of: coding) > 0
     }
 
     /// The coding to send a body of `size` bytes in: the acceptable compressed coding of highest quality
     /// (gzip before deflate on a tie) when the body is at least `threshold` bytes or `identity` is refused,
     /// else `identity`. `identity` too when nothing is acceptable: RFC 9110 allows sending it then.
     public func preferred(size: Int, threshold: Int) -> ContentCoding {
-        let identity = qualities[.identity] ?? 0
         guard size >= threshold || identity == 0 else { return .identity }
-        let gzip = qualities[.gzip] ?? 0
-        let deflate = qualities[.deflate] ?? 0
         let best = gzip >= deflate ? (ContentCoding.gzip, gzip) : (.deflate, deflate)
         return best.1 > 0 && best.1 >= identity ? best.0 : .identity
     }

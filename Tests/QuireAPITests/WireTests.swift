@@ -97,9 +97,24 @@ struct WireTests {
         let fixture = try APIFixture()
         defer { fixture.stop() }
         try fixture.put("feed", listDocument(sections: 1, items: 200))
-        let sessions = try (0..<3).map { _ in
-            try fixture.call("POST", "/v1/lists/feed/sessions", json: ["limit": 50]).object()
+        // Sessions opened on the same first window: its bytes are made and compressed once, too.
+        let created = try (0..<3).map { _ in
+            try fixture.call("POST", "/v1/lists/feed/sessions", json: ["limit": 50], headers: Self.gzip)
         }
+        let sessions = try created.map { response in
+            #expect(response.headers["Content-Encoding"] == "gzip")
+            return try JSONSerialization.jsonObject(with: Data(try Self.gunzip(response.body))) as! [String: Any]
+        }
+        #expect(Set(sessions.map { $0["session"] as! String }).count == 3)
+        #expect(sessions.allSatisfy { ($0["sections"] as! [[String: Any]]).first?["items"] as? [Any] != nil })
+        let firstCommon = Self.longestCommonRun(created[0].body, created[1].body)
+        #expect(firstCommon * 2 > created[0].body.count, "common run \(firstCommon) of \(created[0].body.count)")
+        // One opened elsewhere (around an item) has a window of its own, and is still whole and right.
+        let around = try fixture.call(
+            "POST", "/v1/lists/feed/sessions", json: ["limit": 30, "around": "s0-100"], headers: Self.gzip)
+        #expect(around.status == 201)
+        let aroundBody = try JSONSerialization.jsonObject(with: Data(try Self.gunzip(around.body))) as! [String: Any]
+        #expect(aroundBody["session"] is String)
         // A write every item of the three (equal) windows sees: one shared answer, larger than the threshold.
         try fixture.put("feed", listDocument(sections: 1, items: 200, prefix: "new-"))
         var bodies: [[UInt8]] = []
