@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store bench-tls clean
+.PHONY: all deps deps-bench build build-release run test spec-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-load bench-soak bench-core bench-store bench-tls clean
 
 all: build
 
@@ -60,7 +60,7 @@ openapi:
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
 ## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
 ## writes and start-up).
-bench: bench-http bench-sessions bench-long-polls bench-load bench-soak bench-core bench-store bench-tls
+bench: bench-http bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-load bench-soak bench-core bench-store bench-tls
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -79,6 +79,15 @@ bench-soak: deps-bench
 
 bench-core: deps
 	$(SWIFT) run -c release quire-bench diff
+	$(SWIFT) run -c release quire-bench sessions
+
+## 10,000 sessions holding 2,000-item windows long-poll one list; one write: time until all are answered.
+bench-fan-out: deps
+	scripts/bench.py fan-out --count 10000 --window 2000
+
+## What an answer costs at a 100- and at a 20,000-item window, over HTTP.
+bench-window-cost: deps
+	scripts/bench.py window-cost
 
 ## Durable writes (p50/p99 of a 10-op batch and of a 1% PUT on 10,000 items) and start-up with 1,000,000 items.
 bench-store: deps

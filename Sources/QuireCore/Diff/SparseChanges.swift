@@ -210,17 +210,6 @@ extension SparseChanges {
             }
         }
     }
-
-    @inline(__always)
-    func separator(_ first: inout Bool, _ out: inout [UInt8]) {
-        if first { first = false } else { out.append(UInt8(ascii: ",")) }
-    }
-
-    func writePath(_ section: Int, _ item: Int, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "["))
-        JSONWriter.writeInteger(section, into: &out)
-        out.append(UInt8(ascii: ","))
-        JSONWriter.writeInteger(item, into: &out)
-        out.append(UInt8(ascii: "]"))
-    }
 }
+
+extension SparseChanges: ChangeEncoding {}

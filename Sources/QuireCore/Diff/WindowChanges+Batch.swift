@@ -127,11 +127,19 @@ extension WindowChanges {
         }
     }
 
+}
+
+/// What both change encoders (``WindowChanges`` and ``SparseChanges``) write the same way.
+protocol ChangeEncoding {}
+
+extension ChangeEncoding {
+    /// Appends `,` before every element but the first.
     @inline(__always)
     func separator(_ first: inout Bool, _ out: inout [UInt8]) {
         if first { first = false } else { out.append(UInt8(ascii: ",")) }
     }
 
+    /// Appends `[section,item]`.
     func writePath(_ section: Int, _ item: Int, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
         JSONWriter.writeInteger(section, into: &out)
@@ -140,3 +148,5 @@ extension WindowChanges {
         out.append(UInt8(ascii: "]"))
     }
 }
+
+extension WindowChanges: ChangeEncoding {}

@@ -110,6 +110,7 @@ extension ListVersion {
         let keys = try internNewItems(drafts, basePath: "items", depth: childDepth(of: container))
         var tree = children(of: container)!
         let labels = try labels(in: tree, anchor: anchor, count: drafts.count) { label(ofItem: $0, in: container) }
+        noteLabels(labels)
         var locations: [(Int32, ItemLocation)] = []
         var cursor = 0
         let (containerKey, isChild) = container.parts
@@ -176,6 +177,7 @@ extension ListVersion {
         setChildren(source, of: old.containerKind)
         var tree = children(of: container)!
         let label = try labels(in: tree, anchor: anchor, count: 1) { self.label(ofItem: $0, in: container) }[0]
+        noteLabels([label])
         tree.insert(node, for: label)
         let (containerKey, isChild) = container.parts
         itemIndex.insert(ItemLocation(container: containerKey, isChild: isChild, label: label), for: key)

@@ -37,6 +37,7 @@ extension ListVersion {
             throw ListValidationError(error.kind, path: sectionItemPath(error.path, drafts), reason: error.reason)
         }
         let labels = try labels(in: sections, anchor: anchor, count: drafts.count) { label(ofSection: $0) }
+        noteLabels(labels)
         var cursor = 0
         var locations: [(Int32, ItemLocation)] = []
         for (index, draft) in drafts.enumerated() {
@@ -84,6 +85,7 @@ extension ListVersion {
         let old = sectionIndex.value(for: key)!
         let section = sections.remove(old)!
         let label = try labels(in: sections, anchor: anchor, count: 1) { self.label(ofSection: $0) }[0]
+        noteLabels([label])
         sections.insert(section, for: label)
         sectionIndex.insert(label, for: key)
     }

@@ -21,6 +21,9 @@ public struct ListVersion: Sendable {
     var changeLog: ChangeLog
     /// What the write under way has changed so far (empty between writes).
     var pendingDelta = VersionDelta()
+    /// The most digits of a label given out since the lineage's labels were last laid out afresh: inserts
+    /// always at the same place (a feed's head) make labels longer, and ``compacted()`` resets them.
+    var longestLabel = 1
 
     init(
         version: UInt64, limits: ListLimits, interner: IdInterner, sections: PersistentTree<OrderLabel, SectionNode>,

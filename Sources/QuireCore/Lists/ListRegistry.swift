@@ -90,12 +90,15 @@ public final class ListRegistry: Sendable {
             if let ifMatch, !ifMatch.contains(previous?.version ?? 0) {
                 throw .versionMismatch(current: previous?.version ?? 0)
             }
-            let next = try build(previous)
+            var next = try build(previous)
             do {
                 try store.commit(list: name, previous: previous, next: next)
             } catch {
                 throw .storage(String(describing: error))
             }
+            // Ids that came and went: the same version on a table of the ids in use (the store keeps ids,
+            // not keys, so it needs no new row).
+            if next.wantsCompaction { next = next.compacted() }
             current.withLock { $0[name] = next }
             return Commit(version: next, created: previous == nil)
         }

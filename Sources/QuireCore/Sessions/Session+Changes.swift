@@ -193,7 +193,8 @@ extension Session {
             let reset = latest.window(range: sparse.window.range, expanded: expanded)
             return SharedAnswer(content: .reset(reset), window: sparse.window, isIncremental: true)
         }
-        let old = base.window
+        // A window of an earlier id table (the list's table was compacted since) is matched by id.
+        let old = base.window.rekeyed(to: latest.interner)
         let new = latest.window(following: old, expanded: expanded, extend: extend, bound: bound)
         let changes = SessionChanges.full(old.changes(to: new))
         let isReset = changes.exceeds(share: resetShare) && !changes.isEmpty

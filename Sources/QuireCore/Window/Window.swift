@@ -46,10 +46,19 @@ public struct WindowSection: Sendable {
     public let count: Int
     /// The slice's items.
     public let items: [WindowItem]
+    /// The section's key in the window's id table (its node's, unless the window was rekeyed).
+    let key: Int32
+
+    init(node: SectionNode, offset: Int, count: Int, items: [WindowItem], key: Int32? = nil) {
+        self.node = node
+        self.offset = offset
+        self.count = count
+        self.items = items
+        self.key = key ?? node.key
+    }
 
     /// The section's id.
     public var id: String { node.id }
-    var key: Int32 { node.key }
 }
 
 /// An item in a window, with where it hangs in the tree of items.
@@ -75,13 +84,18 @@ public struct WindowItem: Sendable {
     public var childCount: Int { Int(storedChildCount) }
 
     init(node: ItemNode, parent: ItemNode?, depth: Int) {
+        self.init(node: node, parent: parent, depth: depth, key: node.key, parentKey: parent?.key)
+    }
+
+    /// An item under keys of another id table (``Window/rekeyed(to:)``).
+    init(node: ItemNode, parent: ItemNode?, depth: Int, key: Int32, parentKey: Int32?) {
         self.node = node
         self.parent = parent
         self.storedDepth = Int32(depth)
-        var hash = ContentHash.combine(node.hash, UInt64(bitPattern: Int64(parent?.key ?? -1)))
+        var hash = ContentHash.combine(node.hash, UInt64(bitPattern: Int64(parentKey ?? -1)))
         hash = ContentHash.combine(hash, UInt64(depth) << 32 | UInt64(node.children.count))
         self.hash = hash
-        self.key = node.key
+        self.key = key
         self.idEnd = Int32(node.idEnd)
         self.encoded = node.encoded
         self.storedChildCount = Int32(clamping: node.children.count)
