@@ -14,6 +14,9 @@
                                                      changes after a 1-item write), over HTTP
   scripts/bench.py fan-out [--count N] [--window W]  N sessions holding W-item windows long-poll one list; one 1-item
                                                      write: time until every one is answered
+  scripts/bench.py streams [--count N] [--window W]  N sessions holding W-item windows each keep an event stream open
+                                                     on one list: resident memory per idle stream beyond the session,
+                                                     then one 1-item write: time until every stream has delivered
 
 Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
 """
@@ -624,6 +627,56 @@ def fan_out(options):
     fan_out_run(port, base, options.count, options.window)
 
 
+def streams(options):
+    """bench/stream-client.c opens an event stream for each of `count` sessions holding `window` items, on its
+    own connection; the server's resident memory is read before and after (every stream idle), then one 1-item
+    write is timed until every stream has delivered its event."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, options.count + 4096), hard))
+    process, base = start_quire({"QUIRE_EVENTS_MAX_STREAMS": str(options.count + 100),
+                                 "QUIRE_SERVER_CONNECTION_LIMIT": str(options.count + 1000),
+                                 "QUIRE_SESSIONS_CAPACITY": str(options.count + 1000)})
+    port = int(base.rsplit(":", 1)[1])
+    put_feed(base, max(options.window * 2, 20_000))
+    binary = os.path.join(tempfile.mkdtemp(prefix="quire-streams-"), "stream-client")
+    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(BENCH, "stream-client.c")], check=True)
+    connection = Connection(port)
+    paths = os.path.join(os.path.dirname(binary), "paths")
+    with open(paths, "w") as f:
+        for _ in range(options.count):
+            session, _ = open_window(connection, "feed", options.window)
+            f.write(f"/v1/sessions/{session}/events\n")
+    time.sleep(2)
+    before = rss_mb(process.pid)
+    body = json.dumps({"ops": [{"op": "updateItems", "items": [{"id": "f10", "type": "row", "data": {"edited": True}}]}]})
+    client = subprocess.Popen([binary, str(port), paths, "/v1/lists/feed/ops", body],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    children.append(client)
+    ready = client.stdout.readline().strip()
+    open_streams = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        open_streams = metric(base, "quire_event_streams_open")
+        if open_streams >= options.count:
+            break
+        time.sleep(0.1)
+    time.sleep(2)
+    after = rss_mb(process.pid)
+    per_stream_kb = (after - before) * 1024 / max(open_streams, 1)
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    result = client.stdout.readline().strip()
+    client.wait(timeout=180)
+    last = re.search(r"last (\d+) ms", result)
+    delivered_ok = client.returncode == 0 and last and int(last.group(1)) <= 1000
+    print(f"streams: {options.count} sessions holding {options.window}-item windows; client: {ready}; "
+          f"{open_streams} streams open on the server")
+    print(f"streams-memory: {per_stream_kb:.2f} KB resident per idle stream beyond its session "
+          f"({before:.1f} MB before the streams, {after:.1f} MB with them; target <= 4 KB) "
+          f"{'ok' if per_stream_kb <= 4 else 'MISSED'}")
+    print(f"streams-delivery: {result} (target: the last <= 1000 ms) {'ok' if delivered_ok else 'MISSED'}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -650,10 +703,14 @@ def main():
     f = commands.add_parser("fan-out")
     f.add_argument("--count", type=int, default=10_000)
     f.add_argument("--window", type=int, default=2_000)
+    st = commands.add_parser("streams")
+    st.add_argument("--count", type=int, default=10_000)
+    st.add_argument("--window", type=int, default=2_000)
     options = parser.parse_args()
     try:
         {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load,
-         "soak": soak, "window-cost": window_cost, "fan-out": fan_out}[options.command](options)
+         "soak": soak, "window-cost": window_cost, "fan-out": fan_out,
+         "streams": streams}[options.command](options)
     finally:
         stop_all()
 
