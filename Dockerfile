@@ -5,7 +5,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
+ && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./

@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-load bench-soak bench-core bench-store bench-tls clean
+.PHONY: all deps deps-bench build build-release run test spec-test wire-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-load bench-soak bench-core bench-store bench-tls clean
 
 all: build
 
@@ -31,6 +31,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/run-tests
 	scripts/spec-test
+	scripts/wire-test
 	scripts/tls-test
 	scripts/check-dockerfile
 
@@ -38,6 +39,11 @@ test: deps
 spec-test: deps
 	$(SWIFT) build --product quire
 	scripts/spec-test
+
+## Compression, cache policy and metrics as REDbot and promtool see them, against a live server.
+wire-test: deps
+	$(SWIFT) build --product quire
+	scripts/wire-test
 
 ## HTTPS end to end: testssl.sh against quire's TLS; deploy/nginx passes nginx -t and serves HTTP/2.
 tls-test: deps

@@ -33,11 +33,22 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
+        // zlib for HTTP compression, called directly rather than through compress-nio: compress-nio is built
+        // on swift-nio (its ByteBuffer), which nothing else here uses and which would add minutes to every clean
+        // build in CI; zlib is in every Debian image (priority "required"), its API is small, and Quire needs
+        // what a wrapper does not give: raw deflate fragments spliced with crc32_combine (a shared answer
+        // compressed once for many responses) and Z_SYNC_FLUSH per event of a stream.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         // The only Swift module that touches C.
         .target(
             name: "QuireHTTP",
             dependencies: [
                 "CMicroHTTPD",
+                "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -2,12 +2,13 @@
 # Installs the Debian packages Quire needs that are missing, through apt-get (with sudo when not root).
 #
 #   scripts/install-deps.sh            build and test: libmicrohttpd-dev, libgnutls28-dev, libsqlite3-dev,
-#                                      pkg-config, curl, python3; for the HTTPS tests openssl (test
-#                                      certificates), nginx (the deploy/nginx files) and testssl.sh
+#                                      zlib1g-dev, pkg-config, curl, python3; for the HTTPS tests openssl (test
+#                                      certificates), nginx (the deploy/nginx files) and testssl.sh; for
+#                                      scripts/wire-test prometheus (its promtool lints /metrics)
 #   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey
 set -euo pipefail
 
-packages=(libmicrohttpd-dev libgnutls28-dev libsqlite3-dev pkg-config curl python3 openssl nginx testssl.sh)
+packages=(libmicrohttpd-dev libgnutls28-dev libsqlite3-dev zlib1g-dev pkg-config curl python3 openssl nginx testssl.sh prometheus)
 if [ "${1:-}" = "bench" ]; then
   packages+=(wrk apache2-utils hey)
 fi
@@ -38,6 +39,10 @@ echo "installing: ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The tests start nginx themselves, on a loopback port; a system service started by the package is not theirs.
-if [[ " ${missing[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null && systemctl is-active --quiet nginx 2>/dev/null; then
-  $sudo systemctl disable --now nginx >/dev/null 2>&1 || true
-fi
+# Likewise Prometheus: only its promtool is used.
+for service in nginx prometheus prometheus-node-exporter; do
+  if [[ " ${missing[*]} " == *" ${service%%-*} "* ]] && command -v systemctl >/dev/null \
+    && systemctl is-active --quiet "$service" 2>/dev/null; then
+    $sudo systemctl disable --now "$service" >/dev/null 2>&1 || true
+  fi
+done

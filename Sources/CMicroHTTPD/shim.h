@@ -98,6 +98,21 @@ static inline int quire_mhd_connection_socket(struct MHD_Connection *connection)
     return NULL == info ? -1 : info->connect_fd;
 }
 
+/* Atomic access to the 64-bit words of a plain array (Swift's `Atomic` cannot live in one): the
+ * request deadlines keep one word per socket number. */
+static inline uint64_t quire_atomic_load_u64(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+static inline void quire_atomic_store_u64(uint64_t *word, uint64_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
+/** Replaces `expected` by `desired`; false (nothing written) when the word held something else. */
+static inline int quire_atomic_replace_u64(uint64_t *word, uint64_t expected, uint64_t desired) {
+    return __atomic_compare_exchange_n(word, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 /** The client's address of a connection, or NULL. */
 static inline const struct sockaddr *quire_mhd_client_address(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info =

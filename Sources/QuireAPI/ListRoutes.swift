@@ -8,8 +8,10 @@ extension APIContext {
     /// `GET /v1/lists`: the lists the caller may read.
     func listIndex(_ caller: Caller) throws(Problem) -> Reply {
         let summaries = registry.summaries().filter { caller.mayRead($0.name) }
-        return .response(
-            Response(status: 200, headers: JSONResponse.headers, body: ResponseBodies.listIndex(summaries)))
+        let body = ResponseBodies.listIndex(summaries)
+        var headers = JSONResponse.headers
+        headers.add("ETag", CachePolicy.entityTag(of: body))
+        return .response(Response(status: 200, headers: headers, body: body))
     }
 
     /// `PUT /v1/lists/{list}`: replaces the whole content (`201` when it creates the list).

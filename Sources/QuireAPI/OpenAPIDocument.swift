@@ -27,6 +27,23 @@ info:
     Errors are RFC 9457 problem documents (`application/problem+json`). `HEAD` is answered wherever `GET`
     is (same status and headers, no body); HEAD operations are not listed separately.
 
+    ## Compression and caching
+
+    - **Compression** (RFC 9110 §12.5.3): a response body of at least `server.compression.minimumBytes`
+      (1 KiB) is sent `Content-Encoding: gzip` or `deflate` when `Accept-Encoding` accepts one (q-values
+      and `identity` honoured; `*` picks gzip); every compressible response carries `Vary: Accept-Encoding`.
+      A compressed representation has its own strong `ETag`: `"7"` sent gzip is `"7-gzip"`.
+      `If-None-Match` is compared with the tag of the representation that would be sent, so a `304` names
+      the one the client holds; `If-Match` on a write accepts either tag of a version. A request body may
+      be sent `Content-Encoding: gzip` or `deflate`; the body limit (`server.maxBodyBytes`) applies to the
+      decoded size (`413`), another coding is `415` with `Accept-Encoding: gzip, deflate`, and a body that
+      is not valid data of its coding is `400 invalid-request`.
+    - **Cache-Control** on every response, by route kind: stateless pages (`GET /v1/lists/{list}`) and
+      `GET /v1/lists` are `no-cache` (a cache keeps them and revalidates with the `ETag` every time), or
+      `max-age=N[, stale-while-revalidate=M]` when `server.cache.listMaxAge` is set; `GET /openapi.yaml`
+      is `max-age=300` (`server.cache.openapiMaxAge`) with an `ETag`; everything else (sessions and their
+      answers, long polls, writes, `/healthz`, `/readyz`, `/metrics`, and every error) is `no-store`.
+
     ## Change formats
 
     A session's `format` (chosen when it is created) is one of:

@@ -3,16 +3,29 @@ import QuireHTTP
 /// `GET /healthz`, `GET /readyz` and `GET /openapi.yaml` (API.md §6).
 enum OperationsRoutes {
     static let health = PreparedResponse(
-        Response(status: 200, headers: JSONResponse.headers, body: Array(#"{"status":"ok"}"#.utf8)))
+        Response(status: 200, headers: noStoreJSON, body: Array(#"{"status":"ok"}"#.utf8)))
     static let ready = PreparedResponse(
-        Response(status: 200, headers: JSONResponse.headers, body: Array(#"{"status":"ready"}"#.utf8)))
+        Response(status: 200, headers: noStoreJSON, body: Array(#"{"status":"ready"}"#.utf8)))
 
-    static let openAPI = PreparedResponse(
-        Response(
-            status: 200, headers: ["Content-Type": "application/yaml; charset=utf-8"],
-            body: Array(OpenAPIDocument.yaml.utf8)))
+    private static let noStoreJSON: HTTPHeaders = [
+        "Content-Type": "application/json", "Cache-Control": CachePolicy().headerValue(for: .noStore),
+    ]
 
-    static func add(to router: inout Router, readiness: Readiness) {
+    /// The OpenAPI document with its entity tag and `Cache-Control` (cacheable, with validators).
+    static func openAPI(_ cachePolicy: CachePolicy) -> PreparedResponse {
+        let body = Array(OpenAPIDocument.yaml.utf8)
+        return PreparedResponse(
+            Response(
+                status: 200,
+                headers: [
+                    "Content-Type": "application/yaml; charset=utf-8", "ETag": CachePolicy.entityTag(of: body),
+                    "Cache-Control": cachePolicy.headerValue(for: .document),
+                ],
+                body: body))
+    }
+
+    static func add(to router: inout Router, readiness: Readiness, cachePolicy: CachePolicy) {
+        let openAPI = openAPI(cachePolicy)
         router.on("GET", "/openapi.yaml") { _, _ in .prepared(openAPI) }
         router.on("GET", "/healthz") { _, _ in
             .prepared(health)

@@ -6,7 +6,7 @@ import Synchronization
 /// assembled once. Entries of old versions are never wrong (the version is in the key), they just age
 /// out as the least recently used.
 final class PageCache: Sendable {
-    private let table: Mutex<LRUTable<PreparedResponse>>
+    private let table: Mutex<LRUTable<PageKey, PreparedResponse>>
     private let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
 
@@ -15,7 +15,7 @@ final class PageCache: Sendable {
     }
 
     /// The cached response for `key`, or the one `make` builds (then cached).
-    func response(for key: String, make: () -> PreparedResponse) -> PreparedResponse {
+    func response(for key: PageKey, make: () -> PreparedResponse) -> PreparedResponse {
         if let cached = table.withLock({ $0.use(key, now: 0) }) {
             hits.add(1, ordering: .relaxed)
             return cached
@@ -30,4 +30,14 @@ final class PageCache: Sendable {
 
     var hitCount: Int { hits.load(ordering: .relaxed) }
     var missCount: Int { misses.load(ordering: .relaxed) }
+}
+
+/// What names one cached page: the list, its version and the request's paging (a value, so that looking a
+/// page up allocates nothing).
+struct PageKey: Hashable {
+    let list: String
+    let version: UInt64
+    let limit: Int
+    let after: String?
+    let before: String?
 }

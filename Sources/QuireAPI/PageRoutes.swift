@@ -26,23 +26,25 @@ extension APIContext {
         guard let version = registry.version(of: name) else {
             throw Problem(.listNotFound, detail: "No list named \(name).")
         }
-        if RequestInput.ifNoneMatch(request, version: version.version) {
-            return .response(Response(status: 304, headers: ["ETag": "\"\(version.version)\""]))
-        }
-        let key = "\(name)\u{0}\(version.version)\u{0}\(limit)\u{0}\(after ?? "")\u{0}\(before ?? "")"
+        // If-None-Match is evaluated by the server against the representation it sends (plain or
+        // compressed, each with its own tag): the cached page costs a lookup.
+        let key = PageKey(list: name, version: version.version, limit: limit, after: after, before: before)
         return .prepared(
             pageCache.response(for: key) {
                 let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
-                return Self.pageResponse(list: name, window: window, limit: limit)
+                return Self.pageResponse(
+                    list: name, window: window, limit: limit,
+                    cacheControl: configuration.cache.headerValue(for: .revalidated))
             })
     }
 
-    /// The page as a prepared response, with `ETag` and `Link`.
-    static func pageResponse(list: String, window: Window, limit: Int) -> PreparedResponse {
+    /// The page as a prepared response, with `ETag`, `Link` and `Cache-Control`.
+    static func pageResponse(list: String, window: Window, limit: Int, cacheControl: String) -> PreparedResponse {
         let previous = window.hasPrev ? PageCursor.previous(before: window)?.encoded : nil
         let next = window.hasNext ? PageCursor.next(after: window)?.encoded : nil
         var headers = JSONResponse.headers
         headers.add("ETag", "\"\(window.version)\"")
+        headers.add("Cache-Control", cacheControl)
         var links: [String] = []
         if let next { links.append("</v1/lists/\(list)?limit=\(limit)&after=\(next)>; rel=\"next\"") }
         if let previous { links.append("</v1/lists/\(list)?limit=\(limit)&before=\(previous)>; rel=\"prev\"") }

@@ -19,30 +19,32 @@ public final class QuireService: Sendable {
     /// - Parameters:
     ///   - store: where lists are kept durably (``InMemoryListStore`` keeps nothing).
     ///   - keys: the keys of JSON Web Tokens, loaded from `configuration.jwt` by ``TokenKeys/load(_:)``.
+    ///   - accessLog: where the access log goes when `configuration.accessLog` is on; by default `logger`
+    ///     (``LoggerAccessLog``). `quire serve` gives a ``BufferedAccessLog``.
     /// - Precondition: `keys` are given when `configuration.jwt` is enabled.
     public init(
         configuration: Configuration, logger: Logger, store: any ListStore = InMemoryListStore(),
-        keys: TokenKeys? = nil
+        keys: TokenKeys? = nil, accessLog: (any AccessLog)? = nil
     ) {
         precondition(
             keys != nil || !configuration.jwt.isEnabled, "JWT is configured: load its keys with TokenKeys.load first")
         let readiness = Readiness()
-        var accessLogger = logger
-        accessLogger[metadataKey: "log"] = "access"
-        let metrics = ServiceMetrics(accessLog: configuration.accessLog ? accessLogger : nil)
+        let metrics = ServiceMetrics(
+            accessLog: configuration.accessLog ? accessLog ?? LoggerAccessLog(logger: logger) : nil)
         let registry = ListRegistry(
             store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits)
         let context = APIContext(
             registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics)
         var router = Router()
-        OperationsRoutes.add(to: &router, readiness: readiness)
+        OperationsRoutes.add(to: &router, readiness: readiness, cachePolicy: configuration.cache)
         context.addRoutes(to: &router)
         self.readiness = readiness
         self.registry = registry
         self.context = context
         router.on("GET", "/metrics") { _, _ in context.metrics() }
         self.routes = router.routeList
-        self.router = router.buildResponder(logger: logger, observer: metrics, access: context.access)
+        self.router = router.buildResponder(
+            logger: logger, observer: metrics, access: context.access, cachePolicy: configuration.cache)
         self.server = HTTPServer(configuration: configuration.http, logger: logger, responder: self.router)
         metrics.watch(server)
     }
@@ -103,6 +105,8 @@ extension QuireService {
         public var longPolls = LongPollSettings()
         public var events = EventSettings()
         public var demo = DemoSettings()
+        /// `Cache-Control` of pages, the list index and the OpenAPI document (`cache.*`).
+        public var cache = CachePolicy()
 
         public init() {}
     }

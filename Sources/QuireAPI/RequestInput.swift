@@ -106,27 +106,24 @@ enum RequestInput {
         return .versions(versions)
     }
 
-    /// Whether `If-None-Match` names `version` (or is `*`). A malformed value matches nothing.
-    static func ifNoneMatch(_ request: Request, version: UInt64) -> Bool {
-        guard let value = request.headers["If-None-Match"] else { return false }
-        if value.trimming(" \t") == "*" { return true }
-        return entityTags(value)?.contains(version) ?? false
-    }
-
     enum IfMatch {
         case any
         case versions(Set<UInt64>)
     }
 
-    /// `"1", "2"` → {1, 2}; weak tags never match; `nil` when malformed.
+    /// `"1", "2"` → {1, 2}; weak tags never match; `nil` when malformed. The tag of a compressed
+    /// representation of a page names the same version (`"7-gzip"` → 7).
     private static func entityTags(_ value: String) -> Set<UInt64>? {
         var versions = Set<UInt64>()
         for part in value.split(separator: ",") {
             let tag = part.trimming(" \t")
             if tag.hasPrefix("W/") { continue }
-            guard tag.count >= 3, tag.hasPrefix("\""), tag.hasSuffix("\""),
-                let version = UInt64(tag.dropFirst().dropLast())
-            else { return nil }
+            guard tag.count >= 3, tag.hasPrefix("\""), tag.hasSuffix("\"") else { return nil }
+            var opaque = tag.dropFirst().dropLast()
+            for coding in ContentCoding.allCases where coding != .identity && opaque.hasSuffix(coding.entityTagSuffix) {
+                opaque = opaque.dropLast(coding.entityTagSuffix.count)
+            }
+            guard let version = UInt64(opaque) else { return nil }
             versions.insert(version)
         }
         return versions

@@ -34,15 +34,26 @@ enum ResponseBodies {
     /// several sessions (the same window) is encoded once and copied into each session's answer; what is
     /// the session's own (`session`, `seq`, `fromSeq`, `from`, `version`, `page`) is written around it.
     static func answer(_ answer: SessionAnswer) -> [UInt8] {
+        answerParts(answer).flatMap { part -> [UInt8] in
+            switch part {
+            case .bytes(let bytes): bytes
+            case .shared(let shared): shared.bytes
+            }
+        }
+    }
+
+    /// The answer in parts: this session's own bytes around the content, which is shared (encoded once,
+    /// and compressed at most once, see ``SharedBody``) when the answer is shared by several sessions.
+    static func answerParts(_ answer: SessionAnswer) -> [BodyPart] {
         let session = answer.session
         let window = answer.window
         let shared = answer.shared?.encoded { content in
             var out: [UInt8] = []
             writeContent(content, list: session.list, format: session.format, into: &out)
-            return out
+            return SharedBody(out)
         }
         var out: [UInt8] = []
-        out.reserveCapacity(160 + (shared?.count ?? 96))
+        out.reserveCapacity(160 + (shared == nil ? 96 : 0))
         out.append(contentsOf: #"{"session":"#.utf8)
         JSONWriter.writeString(session.id, into: &out)
         out.append(contentsOf: #","seq":"#.utf8)
@@ -56,8 +67,10 @@ enum ResponseBodies {
         out.append(contentsOf: #","format":""#.utf8)
         out.append(contentsOf: session.format.rawValue.utf8)
         out.append(contentsOf: #"","#.utf8)
+        var parts: [BodyPart] = []
         if let shared {
-            out.append(contentsOf: shared)
+            parts = [.bytes(out), .shared(shared)]
+            out = []
         } else {
             writeContent(answer.content, list: session.list, format: session.format, into: &out)
         }
@@ -68,7 +81,8 @@ enum ResponseBodies {
         out.append(contentsOf: #","total":"#.utf8)
         JSONWriter.writeInteger(window.total, into: &out)
         out.append(contentsOf: "}}".utf8)
-        return out
+        parts.append(.bytes(out))
+        return parts
     }
 
     /// Appends `"changes":…` or `"reset":{…}` of an answer.

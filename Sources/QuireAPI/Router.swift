@@ -2,21 +2,37 @@ public import Logging
 public import QuireHTTP
 
 /// The path parameters a route matched, by name (`{list}` → `parameters["list"]`).
+///
+/// Routes have one or two parameters: those are kept inline, so that matching allocates nothing.
 public struct RouteParameters: Sendable, Equatable {
-    private var values: [(name: String, value: String)] = []
+    private var first: (name: String, value: String)?
+    private var second: (name: String, value: String)?
+    private var more: [(name: String, value: String)] = []
 
     public init() {}
 
     public subscript(name: String) -> String? {
-        values.first { $0.name == name }?.value
+        if let first, first.name == name { return first.value }
+        if let second, second.name == name { return second.value }
+        return more.first { $0.name == name }?.value
     }
 
     mutating func append(_ name: String, _ value: String) {
-        values.append((name, value))
+        if first == nil {
+            first = (name, value)
+        } else if second == nil {
+            second = (name, value)
+        } else {
+            more.append((name, value))
+        }
+    }
+
+    private var all: [(name: String, value: String)] {
+        [first, second].compactMap { $0 } + more
     }
 
     public static func == (lhs: RouteParameters, rhs: RouteParameters) -> Bool {
-        lhs.values.elementsEqual(rhs.values) { $0.name == $1.name && $0.value == $1.value }
+        lhs.all.elementsEqual(rhs.all) { $0.name == $1.name && $0.value == $1.value }
     }
 }
 
@@ -61,13 +77,15 @@ public struct Router {
     /// Validates the routes and freezes them into a responder that any thread may call.
     ///
     /// - Precondition: no two routes share a method and a pattern, and every pattern starts with `/`.
-    public func buildResponder(logger: Logger, observer: (any RequestObserver)? = nil) -> RouterResponder {
-        buildResponder(logger: logger, observer: observer, access: nil)
+    public func buildResponder(
+        logger: Logger, observer: (any RequestObserver)? = nil, cachePolicy: CachePolicy = CachePolicy()
+    ) -> RouterResponder {
+        buildResponder(logger: logger, observer: observer, access: nil, cachePolicy: cachePolicy)
     }
 
     /// - Precondition: as above, and `access` is given when a route needs it.
     func buildResponder(
-        logger: Logger, observer: (any RequestObserver)?, access: AccessControl?
+        logger: Logger, observer: (any RequestObserver)?, access: AccessControl?, cachePolicy: CachePolicy
     ) -> RouterResponder {
         let root = RouteNode.Builder()
         for route in routes {
@@ -91,7 +109,8 @@ public struct Router {
             node.handlers[route.method] = route.handler
             node.pattern = route.pattern
         }
-        return RouterResponder(root: root.freeze(), logger: logger, observer: observer, access: access)
+        return RouterResponder(
+            root: root.freeze(), logger: logger, observer: observer, access: access, cachePolicy: cachePolicy)
     }
 
     static func segments(of path: String) -> [String] {
@@ -101,7 +120,8 @@ public struct Router {
 
 /// One node of the frozen route tree.
 final class RouteNode: Sendable {
-    let literals: [String: RouteNode]
+    /// The literal children, scanned in order: a node has a handful, where comparing bytes beats hashing.
+    let literals: [(segment: String, node: RouteNode)]
     let parameter: (name: String, node: RouteNode)?
     let handlers: [String: RouteEntry]
     /// The route template of this node (`/v1/lists/{list}`), for logs and metrics.
@@ -113,7 +133,7 @@ final class RouteNode: Sendable {
         literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteEntry],
         pattern: String
     ) {
-        self.literals = literals
+        self.literals = literals.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         self.parameter = parameter
         self.handlers = handlers
         self.pattern = pattern
@@ -140,18 +160,37 @@ final class RouteNode: Sendable {
 }
 
 /// The immutable, thread-safe result of ``Router/buildResponder(logger:)``: `404 not-found`,
-/// `405 method-not-allowed` with `Allow`, and every thrown error as a problem document.
+/// `405 method-not-allowed` with `Allow`, every thrown error as a problem document, and every response
+/// with its `Cache-Control` (``CachePolicy``).
 public struct RouterResponder: HTTPResponder {
     let root: RouteNode
     let logger: Logger
     let observer: (any RequestObserver)?
     /// Admits callers to the guarded routes (the product API).
     let access: AccessControl?
+    /// `Cache-Control` by route kind.
+    let cachePolicy: CachePolicy
 
     public func respond(to request: Request) -> Reply {
-        guard let observer else { return route(request).reply }
-        let start = ContinuousClock.now
-        let (reply, pattern, subject) = route(request)
+        let start = observer == nil ? nil : ContinuousClock.now
+        let routed = route(request)
+        let (pattern, subject) = (routed.pattern, routed.subject)
+        var reply = routed.reply
+        switch reply {
+        case .response(let response):
+            reply = .response(cachePolicy.apply(to: response, method: request.method, route: pattern))
+        case .prepared(let prepared):
+            assert(
+                prepared.response.headers["Cache-Control"]
+                    == cachePolicy.headerValue(
+                        method: request.method, route: pattern, status: prepared.response.status),
+                "a prepared response of \(pattern) must carry its CachePolicy")
+        case .deferred:
+            break  // answered later: no-store, from the server (see CachePolicy)
+        case .stream:
+            break  // an event stream carries its own Cache-Control: no-store
+        }
+        guard let observer, let start else { return reply }
         switch reply {
         case .response(let response):
             observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
@@ -219,6 +258,14 @@ public struct RouterResponder: HTTPResponder {
     public func response(for rejection: RequestRejection) -> Response {
         switch rejection {
         case .payloadTooLarge(let limit): Problem.payloadTooLarge(limit: limit).response
+        case .unsupportedContentEncoding(let coding):
+            Problem(
+                .unsupportedMediaType,
+                detail: "The body's Content-Encoding, \(coding), is not one this service decodes (gzip, deflate).",
+                headers: ["Accept-Encoding": RequestRejection.acceptedRequestEncodings]
+            ).response
+        case .malformedContentEncoding(let coding):
+            Problem(.invalidRequest, detail: "The body is not valid \(coding.rawValue) data.").response
         }
     }
 
@@ -237,20 +284,24 @@ public struct RouterResponder: HTTPResponder {
     ) -> RouteNode? {
         let utf8 = path.utf8
         let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
-        let segment = String(path[start..<end])
+        let segment = utf8[start..<end]
         let isLast = end == utf8.endIndex
         let rest = isLast ? end : utf8.index(after: end)
-        if let literal = node.literals[segment] {
+        let length = segment.count
+        if let literal = node.literals.first(where: {
+            $0.segment.utf8.count == length && $0.segment.utf8.elementsEqual(segment)
+        })?.node {
             if isLast { return literal }
             if let found = match(path, from: rest, node: literal, &parameters) { return found }
         }
         if let (name, child) = node.parameter, !segment.isEmpty {
+            let value = String(path[start..<end])
             if isLast {
-                parameters.append(name, segment)
+                parameters.append(name, value)
                 return child
             }
             var attempt = parameters
-            attempt.append(name, segment)
+            attempt.append(name, value)
             if let found = match(path, from: rest, node: child, &attempt) {
                 parameters = attempt
                 return found

@@ -1,37 +1,43 @@
-import CoreMetrics
 import Logging
 import Prometheus
 import QuireCore
 import QuireHTTP
 import Synchronization
 
-/// The service's metrics (swift-metrics, exposed by swift-prometheus at `/metrics`) and its access log.
+/// The service's metrics (swift-prometheus, exposed at `/metrics`) and its access log.
 ///
 /// Per request: a counter by method, route template and status, and a latency histogram by route. At
 /// each scrape: gauges of lists, items, sessions, waiting long polls, open event streams and open
-/// connections, and counters
-/// of evicted and expired sessions, refused connections and requests cut for arriving too slowly. The
-/// store's write latency is a histogram fed by ``TimedListStore``.
+/// connections, and counters of evicted and expired sessions, refused connections, requests cut for
+/// arriving too slowly, and response body bytes before and after compression. The store's write latency is a histogram fed by
+/// ``TimedListStore``.
+///
+/// Every family is made here, through swift-prometheus's registry with its `# HELP` text and a name in
+/// Prometheus's conventions (base units, `_seconds`, `_bytes`, counters ending in `_total`), so that
+/// `promtool check metrics` finds nothing to say.
 final class ServiceMetrics: RequestObserver {
     let registry = PrometheusCollectorRegistry()
-    private let factory: PrometheusMetricsFactory
-    private let requests = Mutex<[RequestKey: (count: CoreMetrics.Counter, latency: CoreMetrics.Timer)]>([:])
+    private let requests = Mutex<[RequestKey: (count: Counter, latency: DurationHistogram)]>([:])
 
     private struct RequestKey: Hashable {
         let method: String
         let route: String
         let status: Int
     }
-    private let accessLogger: Logger?
+    private let accessLog: (any AccessLog)?
     private let scrapeState = Mutex(ScrapeState())
     /// The server whose connections are counted, held weakly: the server holds these metrics (through
     /// its router) for its whole life.
     private let server = Mutex(WeakServer())
-    private let connections: CoreMetrics.Gauge
-    private let refused: CoreMetrics.Counter
-    private let cut: CoreMetrics.Counter
+    private let connections: Gauge
+    private let refused: Counter
+    private let cut: Counter
+    /// Access-log lines dropped because the log's writer could not keep up.
+    private let droppedLines: Counter
+    private let bodyBytes: Counter
+    private let sentBytes: Counter
     /// Requests refused by the access check, by reason.
-    private let denials: [DenialReason: CoreMetrics.Counter]
+    private let denials: [DenialReason: Counter]
 
     /// What the counters fed at scrape time had reached at the previous scrape.
     private struct ScrapeState {
@@ -39,46 +45,74 @@ final class ServiceMetrics: RequestObserver {
         var expired = 0
         var refused = 0
         var cut = 0
+        var droppedLines = 0
+        var bodyBytes = 0
+        var sentBytes = 0
     }
 
     private struct WeakServer {
         weak var server: HTTPServer?
     }
-    let storeWrites: CoreMetrics.Timer
-    private let lists: CoreMetrics.Gauge
-    private let items: CoreMetrics.Gauge
-    private let sessions: CoreMetrics.Gauge
-    private let waiting: CoreMetrics.Gauge
-    private let streams: CoreMetrics.Gauge
-    private let evicted: CoreMetrics.Counter
-    private let expired: CoreMetrics.Counter
+    let storeWrites: DurationHistogram
+    private let lists: Gauge
+    private let items: Gauge
+    private let sessions: Gauge
+    private let waiting: Gauge
+    private let streams: Gauge
+    private let evicted: Counter
+    private let expired: Counter
 
-    /// - Parameter accessLog: the logger of the access log (one `info` line per request), or `nil`.
-    init(accessLog: Logger?) {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        let seconds: [Duration] = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60].map {
-            .nanoseconds(Int64($0 * 1e9))
-        }
-        factory.defaultDurationHistogramBuckets = seconds
-        self.factory = factory
-        accessLogger = accessLog
-        storeWrites = CoreMetrics.Timer(label: "quire_store_write_duration_seconds", factory: factory)
-        lists = CoreMetrics.Gauge(label: "quire_lists", factory: factory)
-        items = CoreMetrics.Gauge(label: "quire_items", factory: factory)
-        sessions = CoreMetrics.Gauge(label: "quire_sessions_active", factory: factory)
-        waiting = CoreMetrics.Gauge(label: "quire_long_polls_waiting", factory: factory)
-        streams = CoreMetrics.Gauge(label: "quire_event_streams_open", factory: factory)
-        evicted = CoreMetrics.Counter(label: "quire_sessions_evicted_total", factory: factory)
-        expired = CoreMetrics.Counter(label: "quire_sessions_expired_total", factory: factory)
-        connections = CoreMetrics.Gauge(label: "quire_http_connections_open", factory: factory)
-        refused = CoreMetrics.Counter(label: "quire_http_connections_refused_total", factory: factory)
-        cut = CoreMetrics.Counter(label: "quire_http_requests_cut_total", factory: factory)
+    private static let seconds: [Duration] = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60].map {
+        .nanoseconds(Int64($0 * 1e9))
+    }
+
+    /// A family's name (its unit already in it) and `# HELP` text.
+    private static func name(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
+    /// - Parameter accessLog: where a line per request goes, or `nil`.
+    init(accessLog: (any AccessLog)?) {
+        self.accessLog = accessLog
+        let registry = registry
+        storeWrites = registry.makeDurationHistogram(
+            descriptor: Self.name(
+                "quire_store_write_duration_seconds", "Time to commit one list write to the store, in seconds."),
+            buckets: Self.seconds)
+        lists = registry.makeGauge(descriptor: Self.name("quire_lists", "Lists held."))
+        items = registry.makeGauge(descriptor: Self.name("quire_items", "Items held in every list, children included."))
+        sessions = registry.makeGauge(descriptor: Self.name("quire_sessions_active", "Sessions open."))
+        waiting = registry.makeGauge(descriptor: Self.name("quire_long_polls_waiting", "Long polls waiting."))
+        streams = registry.makeGauge(descriptor: Self.name("quire_event_streams_open", "Event streams open."))
+        evicted = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_sessions_evicted_total", "Sessions evicted, least recently used, past sessions.capacity."))
+        expired = registry.makeCounter(
+            descriptor: Self.name("quire_sessions_expired_total", "Sessions expired after sessions.idleTimeout."))
+        connections = registry.makeGauge(descriptor: Self.name("quire_http_connections_open", "Connections open."))
+        refused = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_http_connections_refused_total", "Connections refused: over a connection limit, or no memory."))
+        cut = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_http_requests_cut_total", "Requests cut for not arriving whole within server.requestTimeout."))
+        droppedLines = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_access_log_dropped_lines_total",
+                "Access-log lines dropped because standard error could not keep up (log.accessBuffer was full)."))
+        bodyBytes = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_http_response_body_bytes_total", "Response body bytes as produced, before compression."))
+        sentBytes = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_http_response_body_sent_bytes_total", "Response body bytes as sent, after compression."))
         denials = Dictionary(
             uniqueKeysWithValues: DenialReason.allCases.map {
                 (
                     $0,
-                    CoreMetrics.Counter(
-                        label: "quire_auth_denials_total", dimensions: [("reason", $0.rawValue)], factory: factory)
+                    registry.makeCounter(
+                        descriptor: Self.name("quire_auth_denials_total", "Requests refused by the access check."),
+                        labels: [("reason", $0.rawValue)])
                 )
             })
     }
@@ -102,47 +136,36 @@ final class ServiceMetrics: RequestObserver {
         let (counter, timer) = requests.withLock { metrics in
             if let known = metrics[key] { return known }
             let made = (
-                count: CoreMetrics.Counter(
-                    label: "quire_http_requests_total",
-                    dimensions: [("method", request.method), ("route", route), ("status", String(status))],
-                    factory: factory),
-                latency: CoreMetrics.Timer(
-                    label: "quire_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+                count: registry.makeCounter(
+                    descriptor: Self.name(
+                        "quire_http_requests_total", "Requests answered, by method, route and status."),
+                    labels: [("method", request.method), ("route", route), ("status", String(status))]),
+                latency: registry.makeDurationHistogram(
+                    descriptor: Self.name(
+                        "quire_http_request_duration_seconds", "Time to answer a request, by route, in seconds."),
+                    labels: [("route", route)], buckets: Self.seconds)
             )
             metrics[key] = made
             return made
         }
         counter.increment()
-        timer.recordNanoseconds(elapsed.nanoseconds)
-        accessLogger?.info(
-            "request",
-            metadata: Self.accessMetadata(
-                request, route: route, status: status, elapsed: elapsed, response: response, subject: subject))
-    }
-
-    /// One access-log line's fields: the subject of the caller's token, never the token.
-    private static func accessMetadata(
-        _ request: Request, route: String, status: Int, elapsed: Duration, response: Response, subject: String?
-    ) -> Logger.Metadata {
-        var metadata: Logger.Metadata = [
-            "method": "\(request.method)", "route": "\(route)", "status": "\(status)",
-            "duration_ms": "\(Double(elapsed.nanoseconds) / 1e6)",
-            "bytes": "\(response.body.count)", "request_id": "\(request.requestID)",
-        ]
-        if let subject { metadata["subject"] = "\(subject)" }
-        return metadata
+        timer.record(elapsed)
+        accessLog?.record(
+            AccessRecord(
+                method: request.method, route: route, status: status, elapsed: elapsed, bytes: response.body.count,
+                requestID: request.requestID, subject: subject))
     }
 
     /// The exposition text, with the state gauges brought up to date.
     func scrape(_ context: APIContext) -> [UInt8] {
         let totals = context.registry.totals
-        lists.record(totals.lists)
-        items.record(totals.items)
-        sessions.record(context.sessions.count)
-        waiting.record(context.longPolls.count)
-        streams.record(context.streams.count)
+        lists.set(Int64(totals.lists))
+        items.set(Int64(totals.items))
+        sessions.set(Int64(context.sessions.count))
+        waiting.set(Int64(context.longPolls.count))
+        streams.set(Int64(context.streams.count))
         let server = server.withLock { $0.server }
-        connections.record(server?.connectionCount ?? 0)
+        connections.set(Int64(server?.connectionCount ?? 0))
         // Read and stored under one lock: two scrapes at once must not count the same increase twice.
         let (before, now) = scrapeState.withLock { state in
             let before = state
@@ -150,14 +173,19 @@ final class ServiceMetrics: RequestObserver {
                 evicted: max(state.evicted, context.sessions.evictionCount),
                 expired: max(state.expired, context.sessions.expirationCount),
                 refused: max(state.refused, server?.refusedConnections ?? 0),
-                cut: max(state.cut, server?.lateRequestsCut ?? 0))
+                cut: max(state.cut, server?.lateRequestsCut ?? 0),
+                droppedLines: max(state.droppedLines, accessLog?.droppedLines ?? 0),
+                bodyBytes: max(state.bodyBytes, server?.responseBodyBytes ?? 0),
+                sentBytes: max(state.sentBytes, server?.responseBodyBytesSent ?? 0))
             return (before, state)
         }
         for (counter, delta) in [
             (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),
             (refused, now.refused - before.refused), (cut, now.cut - before.cut),
+            (droppedLines, now.droppedLines - before.droppedLines),
+            (bodyBytes, now.bodyBytes - before.bodyBytes), (sentBytes, now.sentBytes - before.sentBytes),
         ] where delta > 0 {
-            counter.increment(by: delta)
+            counter.increment(by: Int64(delta))
         }
         return registry.emitToBuffer()
     }
@@ -166,7 +194,7 @@ final class ServiceMetrics: RequestObserver {
 /// A store that times every commit into the service's metrics.
 struct TimedListStore: ListStore {
     let base: any ListStore
-    let timer: CoreMetrics.Timer
+    let timer: DurationHistogram
 
     func loadAll(limits: ListLimits) throws -> [String: ListVersion] {
         try base.loadAll(limits: limits)
@@ -174,7 +202,7 @@ struct TimedListStore: ListStore {
 
     func commit(list: String, previous: ListVersion?, next: ListVersion) throws {
         let start = ContinuousClock.now
-        defer { timer.recordNanoseconds((ContinuousClock.now - start).nanoseconds) }
+        defer { timer.record(ContinuousClock.now - start) }
         try base.commit(list: list, previous: previous, next: next)
     }
 

@@ -20,7 +20,7 @@ public enum DetachedThread {
     }
 
     /// A thread from ``startJoinable(_:)``.
-    public struct Joinable {
+    public struct Joinable: Sendable {
         fileprivate let thread: pthread_t
 
         /// Waits for the thread to end (once).

@@ -15,6 +15,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         self.fields = fields.map { (name: $0.0, value: $0.1) }
     }
 
+    /// The fields as they are (no copy).
+    public init(fields: [Field]) {
+        self.fields = fields
+    }
+
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
     }

@@ -23,6 +23,12 @@ final class RequestContext {
     var requestID = ""
     /// A prepared response being sent, kept alive until the request completes.
     var prepared: PreparedResponse?
+    /// Whether the client sent its own `X-Request-Id` (echoed on every response, prepared ones too).
+    var requestIDWasSent = false
+    /// The connection's socket (for the request deadline), or -1.
+    var socket: Int32 = -1
+    /// What the request accepts and holds (`Accept-Encoding`, `If-None-Match`), for its response.
+    var negotiation: Negotiation?
 }
 
 func accessHandlerTrampoline(
@@ -50,8 +56,9 @@ func requestStartedTrampoline(
     guard let cls, let connection else { return nil }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = RequestContext()
+    context.socket = quire_mhd_connection_socket(connection)
     server.requestStarted()
-    server.deadlines.started(context, socket: quire_mhd_connection_socket(connection))
+    server.deadlines.started(socket: context.socket)
     return Unmanaged.passRetained(context).toOpaque()
 }
 
@@ -65,7 +72,7 @@ func requestCompletedTrampoline(
     requestSlot.pointee = nil
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-    server.deadlines.finished(context)
+    server.deadlines.finished(socket: context.socket)
     if let pending = context.pending {
         pending.requestEnded()
         server.unregister(pending)
@@ -92,6 +99,8 @@ func connectionNotifyTrampoline(
         guard let connection, let socketContext else { return }
         server.prepareTLS(connection, slot: socketContext)
     case .CONNECTION_NOTIFY_CLOSED:
+        // Before libmicrohttpd closes the socket: no deadline may outlive its connection.
+        if let connection { server.deadlines.finished(socket: quire_mhd_connection_socket(connection)) }
         if let held = socketContext?.pointee {
             socketContext?.pointee = nil
             Unmanaged<TLSCredentials>.fromOpaque(held).release()
@@ -180,7 +189,7 @@ extension HTTPServer {
             context.hasHeaders = true
             if declaredBodyLength(connection) > configuration.maxBodyBytes {
                 context.isAnswered = true
-                context.requestID = RequestIdentifier.of(connection)
+                (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
                 return queue(
                     responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
                     context: context)
@@ -196,27 +205,35 @@ extension HTTPServer {
             guard let response = deferred.takeResponse() else { return .YES }
             return queue(response, on: connection, context: context)
         }
-        deadlines.finished(context)  // the whole request is in: a long poll may wait as long as it likes
-        context.requestID = RequestIdentifier.of(connection)
+        deadlines.finished(socket: context.socket)  // the whole request is in: a long poll may wait as long as it likes
+        (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
         if context.isTooLarge {
             return queue(
                 responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
                 context: context)
         }
+        var headers = HTTPHeaders(fields: Self.fields(of: .HEADER_KIND, on: connection))
+        let body: [UInt8]
+        switch decodeBody(context.body, headers: &headers) {
+        case .decoded(let decoded):
+            body = decoded
+        case .refused(let rejection):
+            return queue(responder.response(for: rejection), on: connection, context: context)
+        }
+        context.body = []
         let request = Request(
             method: String(cString: method),
             path: String(cString: url),
-            query: Self.values(of: .GET_ARGUMENT_KIND, on: connection),
-            headers: HTTPHeaders(Self.values(of: .HEADER_KIND, on: connection)),
-            body: context.body,
+            query: Self.fields(of: .GET_ARGUMENT_KIND, on: connection),
+            headers: headers,
+            body: body,
             requestID: context.requestID
         )
-        context.body = []
+        context.negotiation = Negotiation(request)
         switch responder.respond(to: request) {
         case .response(let response):
             return queue(response, on: connection, context: context)
         case .prepared(let prepared):
-            context.prepared = prepared
             return queue(prepared, on: connection, context: context)
         case .deferred(let deferred):
             context.pending = deferred
@@ -239,8 +256,12 @@ extension HTTPServer {
         }
     }
 
-    /// Gathers one body chunk, within the limit. Past the limit the bytes are dropped (the request gets
-    /// `413` on its final call); past a generous multiple of it the connection is closed.
+    /// Gathers one body chunk, within the limit. Past the limit the bytes are read and dropped until the
+    /// body ends, and the request gets `413` on its final call: libmicrohttpd cannot queue a response in
+    /// the middle of a body, and closing the connection instead would cut the client off while it still
+    /// sends (curl: "Send failure: Broken pipe", no answer). Reading on is what nginx's lingering close
+    /// does; it costs no memory, and the whole-request deadline (`server.requestTimeout`) bounds how long
+    /// a body that never ends is read.
     private func receiveBody(
         _ data: UnsafePointer<CChar>?,
         count: UnsafeMutablePointer<Int>,
@@ -255,8 +276,7 @@ extension HTTPServer {
                 context.isTooLarge = true
                 context.body = []
             }
-            let discardLimit = max(configuration.maxBodyBytes, 1 << 20) * 8
-            return context.bodyBytesReceived > discardLimit ? .NO : .YES
+            return .YES
         }
         if let data {
             context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
@@ -272,48 +292,92 @@ extension HTTPServer {
         return Int(String(cString: value)) ?? Int.max
     }
 
-    /// Hands `response` to libmicrohttpd, which copies the body; adds `X-Request-Id`, and
-    /// `Connection: close` while draining.
+    /// Hands `response`, as negotiated for the request (see `wireResponse`), to libmicrohttpd, which copies
+    /// the body; adds `X-Request-Id`, and `Connection: close` while draining.
     private func queue(_ response: Response, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
+        queueAsIs(wireResponse(response, context.negotiation), on: connection, context: context)
+    }
+
+    private func queueAsIs(_ response: Response, on connection: OpaquePointer, context: RequestContext)
+        -> MHD_Result
+    {
         let handle = makeLibmicrohttpdResponse(response, extra: extraHeaders(context))
         defer { MHD_destroy_response(handle) }
         return MHD_queue_response(connection, UInt32(response.status), handle)
     }
 
-    /// Queues a prepared response: its body is sent from the shared buffer.
+    /// Queues a prepared response, or its compressed variant (made once, kept beside it), or a `304`:
+    /// the body is sent from the shared buffer.
     private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer, context: RequestContext)
         -> MHD_Result
     {
-        let handle = prepared.makeLibmicrohttpdResponse(extra: extraHeaders(context))
+        let (chosen, notModified, vary) = wireRepresentation(prepared, context.negotiation)
+        if let notModified { return queueAsIs(notModified, on: connection, context: context) }
+        context.prepared = chosen
+        let status = UInt32(chosen.response.status)
+        if !context.requestIDWasSent && !isDraining {
+            // Nothing of this request's own to add: the shared response, as it is.
+            let handle = chosen.sharedLibmicrohttpdResponse(varyByEncoding: vary, noStore: !chosen.hasCacheControl)
+            return MHD_queue_response(connection, status, handle)
+        }
+        var extra = extraHeaders(context)
+        extra.varyByEncoding = vary
+        extra.noStore = !chosen.hasCacheControl
+        let handle = chosen.makeLibmicrohttpdResponse(extra: extra)
         defer { MHD_destroy_response(handle) }
-        return MHD_queue_response(connection, UInt32(prepared.response.status), handle)
+        return MHD_queue_response(connection, status, handle)
     }
 
-    private func extraHeaders(_ context: RequestContext) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        if !context.requestID.isEmpty { headers.add(RequestIdentifier.header, context.requestID) }
-        if isDraining { headers.add("Connection", "close") }
-        return headers
+    enum DecodedBody {
+        case decoded([UInt8])
+        case refused(RequestRejection)
     }
 
-    /// The request's values of one kind (headers, query arguments), decoded, in order.
-    private static func values(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [(String, String)] {
-        var values: [(String, String)] = []
-        withUnsafeMutablePointer(to: &values) { pointer in
+    /// The request body decoded from its `Content-Encoding` (gzip or deflate), the field then removed;
+    /// the body limit applies to the decoded size.
+    private func decodeBody(_ body: [UInt8], headers: inout HTTPHeaders) -> DecodedBody {
+        let values = headers.values(for: "Content-Encoding")
+        guard !values.isEmpty else { return .decoded(body) }
+        let codings = values.flatMap { $0.split(separator: ",") }.map { $0.trimming(" \t") }.filter {
+            !$0.isEmpty && $0.lowercased() != "identity"
+        }
+        headers.remove("Content-Encoding")
+        guard let name = codings.first else { return .decoded(body) }
+        guard codings.count == 1, let coding = ContentCoding(token: name) else {
+            return .refused(.unsupportedContentEncoding(codings.joined(separator: ", ")))
+        }
+        do throws(InflateStream.Failure) {
+            return .decoded(try RequestBodyDecoding.decode(body, coding: coding, limit: configuration.maxBodyBytes))
+        } catch .tooLarge {
+            return .refused(.payloadTooLarge(limit: configuration.maxBodyBytes))
+        } catch {
+            return .refused(.malformedContentEncoding(coding))
+        }
+    }
+
+    private func extraHeaders(_ context: RequestContext) -> ExtraHeaders {
+        ExtraHeaders(requestID: context.requestID, closing: isDraining)
+    }
+
+    /// The request's values of one kind (headers, query arguments), decoded, in order: one array, and a
+    /// string only for a name or value longer than 15 bytes (shorter ones are stored inline).
+    private static func fields(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [HTTPHeaders.Field] {
+        var fields: [HTTPHeaders.Field] = []
+        withUnsafeMutablePointer(to: &fields) { pointer in
             _ = MHD_get_connection_values_n(
                 connection, kind,
                 { cls, _, key, keySize, value, valueSize in
                     guard let cls, let key else { return .YES }
-                    let values = cls.assumingMemoryBound(to: [(String, String)].self)
+                    let fields = cls.assumingMemoryBound(to: [HTTPHeaders.Field].self)
                     let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
                     let text =
                         value.map {
                             String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self)
                         } ?? ""
-                    values.pointee.append((name, text))
+                    fields.pointee.append((name: name, value: text))
                     return .YES
                 }, pointer)
         }
-        return values
+        return fields
     }
 }

@@ -28,6 +28,8 @@ extension HTTPServer {
         public var connectionMemoryBytes: Int = 32 << 10
         /// How long a graceful shutdown lets requests in flight finish. Default `10` seconds.
         public var drainTimeoutSeconds: Double = 10
+        /// Response compression (`Accept-Encoding`). Default: on, gzip and deflate, from 1 KiB, level 6.
+        public var compression = CompressionSettings()
         /// HTTPS with this certificate, key and priorities; `nil` serves plain HTTP. Default `nil`.
         public var tls: TLSConfiguration?
 
@@ -37,5 +39,17 @@ extension HTTPServer {
         public static var coreCount: Int {
             max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         }
+    }
+
+    /// How responses are compressed (RFC 9110 §12.5.3 negotiation, in ``HTTPServer``).
+    public struct CompressionSettings: Sendable, Equatable {
+        /// Compress responses for clients that accept gzip or deflate. Default `true`.
+        public var enabled = true
+        /// Bodies smaller than this are sent as they are (compression would gain little). Default 1024.
+        public var minimumBytes = 1024
+        /// zlib's level, 1 (fastest) to 9 (smallest). Default 6.
+        public var level = 6
+
+        public init() {}
     }
 }

@@ -38,6 +38,8 @@ public final class HTTPServer: Sendable {
     let deadlines: RequestDeadlines
     /// HTTPS only: the credentials each new connection is given (replaced by ``reloadCertificate()``).
     let tlsState = Mutex<TLSState?>(nil)
+    /// Response body bytes before and after compression (see ``HTTPServer+Encoding.swift``).
+    let bodyBytes = BodyByteCounters()
 
     public init(configuration: Configuration, logger: Logger, responder: any HTTPResponder) {
         self.configuration = configuration
@@ -208,6 +210,8 @@ public final class HTTPServer: Sendable {
             (configuration.connectionMemoryBytes >= 4096, "connection memory must be at least 4096 bytes"),
             (configuration.drainTimeoutSeconds >= 0, "drain timeout must not be negative"),
             (configuration.requestTimeoutSeconds > 0, "request timeout must be positive"),
+            ((1...9).contains(configuration.compression.level), "compression level must be from 1 to 9"),
+            (configuration.compression.minimumBytes >= 0, "compression minimum bytes must not be negative"),
         ]
         if let failed = checks.first(where: { !$0.0 }) {
             throw .invalidConfiguration(failed.1)

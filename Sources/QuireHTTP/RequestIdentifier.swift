@@ -2,17 +2,24 @@ internal import CMicroHTTPD
 import Synchronization
 
 /// Request ids (`X-Request-Id`): the client's when it sends a well-formed one (1 to 128 characters of
-/// `A-Z a-z 0-9 . _ -`, so it can go into logs and headers as it is), else 16 hex digits of its own.
+/// `A-Z a-z 0-9 . _ -`, so it can go into logs and headers as it is), else 15 hex digits of its own.
+///
+/// A client's id is echoed on every response. A generated one is sent on the responses made for their
+/// request (session answers, writes, problems), and left off the prepared ones sent from memory as they
+/// are (`/healthz`, cached pages): adding a field would cost each of those a libmicrohttpd response of its
+/// own. The access log names the id either way.
 enum RequestIdentifier {
     static let header = "X-Request-Id"
 
-    /// The id of the request on `connection`.
-    static func of(_ connection: OpaquePointer) -> String {
-        if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, header) {
+    /// The id of the request on `connection`, and whether the client sent it.
+    static func of(_ connection: OpaquePointer) -> (id: String, sent: Bool) {
+        // The literal, not `header`: a literal passes its own C string, a short `String` would be copied
+        // to the heap for the call.
+        if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id") {
             let given = String(cString: value)
-            if isWellFormed(given) { return given }
+            if isWellFormed(given) { return (given, true) }
         }
-        return generate()
+        return (generate(), false)
     }
 
     static func isWellFormed(_ id: String) -> Bool {
@@ -28,19 +35,20 @@ enum RequestIdentifier {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
-    /// 32 random bits chosen at start, then a counter: unique within and across processes in practice,
-    /// and no system call per request (ids are for finding a request in the logs, not secrets).
-    private static let prefix = UInt64(UInt32.random(in: .min ... .max)) << 32
+    /// 28 random bits chosen at start, then a 32-bit counter: unique within and across processes in
+    /// practice, and no system call per request (ids are for finding a request in the logs, not secrets).
+    /// 15 digits, not 16: a string of at most 15 bytes is stored inline, so an id costs no allocation.
+    private static let prefix = UInt64(UInt32.random(in: 0..<(1 << 28))) << 32
     private static let counter = Atomic<UInt32>(0)
 
     static func generate() -> String {
         var value = prefix | UInt64(counter.add(1, ordering: .relaxed).newValue)
-        return String(unsafeUninitializedCapacity: 16) { buffer in
-            for index in (0..<16).reversed() {
+        return String(unsafeUninitializedCapacity: 15) { buffer in
+            for index in (0..<15).reversed() {
                 buffer[index] = hexDigits[Int(value & 0xF)]
                 value >>= 4
             }
-            return 16
+            return 15
         }
     }
 }

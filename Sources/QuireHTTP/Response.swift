@@ -7,6 +7,9 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// The body in parts, some shared with other responses and compressed once (see
+    /// ``init(status:headers:parts:)``); `nil` for a body of its own. When set, `body` is their concatenation.
+    public var parts: [BodyPart]?
 
     public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status

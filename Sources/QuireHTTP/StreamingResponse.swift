@@ -141,7 +141,7 @@ public final class StreamingResponse: Sendable {
     }
 
     /// A libmicrohttpd response reading from this stream (which it retains until it frees the response).
-    func makeLibmicrohttpdResponse(extra: HTTPHeaders) -> OpaquePointer {
+    func makeLibmicrohttpdResponse(extra: ExtraHeaders) -> OpaquePointer {
         let context = Unmanaged.passRetained(self).toOpaque()
         guard
             let handle = MHD_create_response_from_callback(
@@ -151,7 +151,7 @@ public final class StreamingResponse: Sendable {
             fatalError("libmicrohttpd could not allocate a streaming response")
         }
         for field in headers { _ = MHD_add_response_header(handle, field.name, field.value) }
-        for field in extra { _ = MHD_add_response_header(handle, field.name, field.value) }
+        extra.add(to: handle)
         return handle
     }
 }

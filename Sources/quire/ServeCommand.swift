@@ -66,7 +66,14 @@ struct ServeCommand: ParsableCommand {
 
         FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
         let store = try StoreSetup.open(settings.storagePath, logger: logger)
-        let service = QuireService(configuration: settings.service, logger: logger, store: store, keys: keys)
+        // Access lines are written at `info`: below it the log is off, as a logger would filter them.
+        var configuration = settings.service
+        configuration.accessLog = configuration.accessLog && settings.logLevel <= .info
+        let accessLog =
+            configuration.accessLog
+            ? BufferedAccessLog(format: settings.logFormat, capacity: settings.accessLogBuffer) : nil
+        let service = QuireService(
+            configuration: configuration, logger: logger, store: store, keys: keys, accessLog: accessLog)
         if settings.service.jwt.isEnabled {
             logger.info(
                 "JSON Web Tokens on",
@@ -78,6 +85,7 @@ struct ServeCommand: ParsableCommand {
         } catch {
             logger.critical("cannot start: \(error)")
             service.shutdown()
+            accessLog?.close()
             throw ExitCode(1)
         }
         var signal = TerminationSignals.wait()
@@ -88,6 +96,7 @@ struct ServeCommand: ParsableCommand {
         }
         logger.info("received signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
         service.shutdown()
+        accessLog?.close()  // every buffered line written: requests have ended
         // Closing checkpoints the write-ahead log into the file (what a kill leaves, the next start reads).
         do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
     }

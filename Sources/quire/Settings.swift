@@ -23,12 +23,11 @@ struct Settings: Equatable {
     /// Where `make run` keeps its lists: a file under `data/`, relative to the working directory.
     static let defaultStoragePath = "data/quire.sqlite"
 
-    enum LogFormat: String, Equatable, CaseIterable {
-        /// Human-readable lines.
-        case text
-        /// One JSON object per line.
-        case json
-    }
+    /// `text` (human-readable lines) or `json` (one object per line).
+    typealias LogFormat = QuireAPI.LogFormat
+    /// The access log's buffer (`log.accessBuffer`, bytes): lines past it are dropped and counted while
+    /// standard error cannot keep up.
+    var accessLogBuffer = BufferedAccessLog.defaultCapacity
 
     /// Every key with its default, in the order of config/quire.yaml (which documents each).
     static let keys: [(key: String, value: ConfigContent)] = {
@@ -38,6 +37,7 @@ struct Settings: Equatable {
         let (longPolls, demo) = (QuireService.LongPollSettings(), QuireService.DemoSettings())
         let events = QuireService.EventSettings()
         let jwt = TokenSettings()
+        let cache = CachePolicy()
         return [
             ("server.host", .string(http.host)),
             ("server.port", .int(http.port)),
@@ -49,6 +49,12 @@ struct Settings: Equatable {
             ("server.maxBodyBytes", .int(http.maxBodyBytes)),
             ("server.connectionMemoryBytes", .int(http.connectionMemoryBytes)),
             ("server.drainTimeout", .double(http.drainTimeoutSeconds)),
+            ("server.compression.enabled", .bool(http.compression.enabled)),
+            ("server.compression.minimumBytes", .int(http.compression.minimumBytes)),
+            ("server.compression.level", .int(http.compression.level)),
+            ("server.cache.listMaxAge", .int(cache.listMaxAge)),
+            ("server.cache.listStaleWhileRevalidate", .int(cache.listStaleWhileRevalidate)),
+            ("server.cache.openapiMaxAge", .int(cache.documentMaxAge)),
             ("server.tls.certificateFile", .string("")),
             ("server.tls.keyFile", .string("")),
             ("server.tls.keyPassword", .string("")),
@@ -86,6 +92,7 @@ struct Settings: Equatable {
             ("log.level", .string("info")),
             ("log.format", .string("text")),
             ("log.access", .bool(true)),
+            ("log.accessBuffer", .int(BufferedAccessLog.defaultCapacity)),
         ]
     }()
 
@@ -155,6 +162,12 @@ struct Settings: Equatable {
         http.maxBodyBytes = try config.requiredInt(forKey: "server.maxBodyBytes")
         http.connectionMemoryBytes = try config.requiredInt(forKey: "server.connectionMemoryBytes")
         http.drainTimeoutSeconds = try config.requiredDouble(forKey: "server.drainTimeout")
+        http.compression.enabled = try config.requiredBool(forKey: "server.compression.enabled")
+        http.compression.minimumBytes = try config.requiredInt(forKey: "server.compression.minimumBytes")
+        http.compression.level = try config.requiredInt(forKey: "server.compression.level")
+        service.cache.listMaxAge = try config.requiredInt(forKey: "server.cache.listMaxAge")
+        service.cache.listStaleWhileRevalidate = try config.requiredInt(forKey: "server.cache.listStaleWhileRevalidate")
+        service.cache.documentMaxAge = try config.requiredInt(forKey: "server.cache.openapiMaxAge")
         http.tls = try Self.tls(config)
         tlsOffloaded = try config.requiredBool(forKey: "server.tls.offloaded")
         service.http = http
@@ -198,6 +211,10 @@ struct Settings: Equatable {
         }
         self.logFormat = logFormat
         service.accessLog = try config.requiredBool(forKey: "log.access")
+        accessLogBuffer = try config.requiredInt(forKey: "log.accessBuffer")
+        guard (4096...(1 << 30)).contains(accessLogBuffer) else {
+            throw SettingsError("log.accessBuffer must be between 4096 and 1073741824 bytes, not \(accessLogBuffer)")
+        }
         storagePath = try config.requiredString(forKey: "storage.path")
         guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
     }
@@ -263,6 +280,14 @@ struct Settings: Equatable {
                 "pages.defaultLimit must be from 1 to pages.maxLimit"
             ),
             (service.pages.cacheEntries >= 1, "pages.cacheEntries must be at least 1"),
+            ((1...9).contains(service.http.compression.level), "server.compression.level must be from 1 to 9"),
+            (service.http.compression.minimumBytes >= 0, "server.compression.minimumBytes must not be negative"),
+            (service.cache.listMaxAge >= 0, "server.cache.listMaxAge must not be negative"),
+            (
+                service.cache.listStaleWhileRevalidate >= 0,
+                "server.cache.listStaleWhileRevalidate must not be negative"
+            ),
+            (service.cache.documentMaxAge >= 0, "server.cache.openapiMaxAge must not be negative"),
             (service.sessions.capacity >= 1, "sessions.capacity must be at least 1"),
             (service.sessions.idleSeconds > 0, "sessions.idleTimeout must be positive"),
             (service.sessions.resetShare > 0, "sessions.resetShare must be positive"),

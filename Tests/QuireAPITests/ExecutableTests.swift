@@ -68,3 +68,49 @@ struct ExecutableTests {
         #expect(down.waitForExit(seconds: 10) == 1)
     }
 }
+
+/// The access log of `quire serve`: buffered, yet every line of a run is written, including the lines of
+/// the requests answered just before SIGTERM.
+@Suite("quire executable: access log", .serialized)
+struct AccessLogExecutableTests {
+    @Test("every request of a run that ends with SIGTERM has its line, once")
+    func everyLineAtShutdown() throws {
+        let child = try ExecutableTests.child(["serve", "--port", "0", "--log-format", "json"])
+        let port = try child.waitForPort()
+        try child.waitUntilReady(port: port)
+        let count = 3_000
+        let connections = try (0..<4).map { _ in try HTTPClientConnection(host: "127.0.0.1", port: port) }
+        for index in 0..<count {
+            let response = try connections[index % 4].request(
+                "GET", index % 3 == 0 ? "/healthz" : "/v1/lists/demo?limit=2",
+                headers: [("X-Request-Id", "run-\(index)")])
+            #expect(response.status == 200)
+        }
+        kill(child.pid, SIGTERM)  // at once: most lines are still in the buffer
+        #expect(child.waitForExit(seconds: 20) == 0)
+        var seen = Set<String>()
+        for line in child.output.split(separator: "\n") where line.contains(#""log":"access""#) {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+            if let id = object["request_id"], id.hasPrefix("run-") {
+                #expect(seen.insert(id).inserted, "line of \(id) written twice")
+                #expect(object["status"] == "200")
+            }
+        }
+        #expect(seen.count == count)
+    }
+
+    @Test("a line is written within about a second, with no shutdown")
+    func flushedWithinASecond() throws {
+        let child = try ExecutableTests.child(["serve", "--port", "0", "--log-format", "json"])
+        let port = try child.waitForPort()
+        _ = try HTTPClientConnection(host: "127.0.0.1", port: port).request(
+            "GET", "/healthz", headers: [("X-Request-Id", "lonely-request")])
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !child.output.contains(#""request_id":"lonely-request""#) && ContinuousClock.now < deadline {
+            usleep(50_000)
+        }
+        #expect(child.output.contains(#""request_id":"lonely-request","route":"/healthz","status":"200""#))
+        kill(child.pid, SIGTERM)
+        #expect(child.waitForExit(seconds: 10) == 0)
+    }
+}

@@ -1,7 +1,11 @@
 import Foundation
+import Glibc
 import Logging
+import QuireHTTP
+import Synchronization
 import Testing
 
+@testable import QuireAPI
 @testable import quire
 
 /// The log lines of `quire serve`: the text format as swift-log's stream handler writes it, and JSON
@@ -58,5 +62,108 @@ struct LogLineTests {
         #expect(first.local.count == "2026-11-21T16:00:59+0000".count)
         let now = clock.now()
         #expect(now.utc.hasSuffix("Z"))
+    }
+}
+
+/// The buffered access log: the same lines as the logger's handler, bounded, and nothing lost on close.
+@Suite("Buffered access log")
+struct BufferedAccessLogTests {
+    static let record = AccessRecord(
+        method: "GET", route: "/v1/lists/{list}", status: 200, elapsed: .microseconds(1_234), bytes: 512,
+        requestID: "abc-1", subject: "user \"7\"\n")
+    static let second = (local: "2026-11-21T17:00:59+0100", utc: "2026-11-21T17:00:59")
+
+    @Test("a line equals what LineLogHandler writes for the same fields", arguments: LogFormat.allCases)
+    func sameLinesAsTheHandler(format: LogFormat) throws {
+        let log = BufferedAccessLog(format: format, output: LogOutput(descriptor: -1))
+        defer { log.close() }
+        var line: [UInt8] = []
+        log.append(Self.record, second: Self.second, millisecond: 7, to: &line)
+        var handler = LineLogHandler(label: "quire", format: format, clock: LogClock())
+        handler[metadataKey: "log"] = "access"
+        var metadata: Logger.Metadata = [
+            "method": "GET", "route": "/v1/lists/{list}", "status": "200", "duration_ms": "1.234", "bytes": "512",
+            "request_id": "abc-1",
+        ]
+        if format == .json { metadata["subject"] = "user \"7\"\n" } else { metadata["subject"] = "user \"7\"?" }
+        let expected = handler.line(
+            for: LogEvent(
+                level: .info, message: "request", metadata: metadata, source: "QuireAPI", file: #fileID,
+                function: #function, line: #line),
+            at: LogClock.Stamp(local: Self.second.local, utc: Self.second.utc + ".007Z"))
+        #expect(String(decoding: line, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+    }
+
+    /// A pipe: the log writes into `write`, the test reads `read`.
+    static func pipe(size: Int32? = nil) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [0, 0]
+        precondition(Glibc.pipe(&ends) == 0)
+        if let size { _ = fcntl(ends[1], 1031 /* F_SETPIPE_SZ */, size) }
+        return (ends[0], ends[1])
+    }
+
+    static func readAll(_ descriptor: Int32) -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count <= 0 { break }
+            bytes += buffer[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test("a blocked output drops and counts lines instead of blocking requests; close writes the rest")
+    func boundedUnderOverload() throws {
+        let (readEnd, writeEnd) = Self.pipe(size: 4096)
+        let log = BufferedAccessLog(
+            format: .text, output: LogOutput(descriptor: writeEnd), capacity: 8192, flushInterval: .milliseconds(10))
+        let total = 20_000
+        for index in 0..<total {  // nobody reads the pipe: the writer blocks, the buffer fills
+            var record = Self.record
+            record.requestID = "r\(index)"
+            log.record(record)
+        }
+        let dropped = log.droppedLines
+        #expect(dropped > 0)
+        let text = Mutex("")
+        let draining = DetachedThread.startJoinable { text.withLock { $0 = Self.readAll(readEnd) } }
+        log.close()
+        close(writeEnd)
+        draining.join()
+        close(readEnd)
+        let lines = text.withLock { $0 }.split(separator: "\n")
+        #expect(lines.count + dropped == total)
+        #expect(lines.allSatisfy { $0.hasSuffix("[QuireAPI] request") })
+    }
+
+    @Test("lines are written at least every flush interval, without close")
+    func flushedPeriodically() throws {
+        let (readEnd, writeEnd) = Self.pipe()
+        let log = BufferedAccessLog(
+            format: .json, output: LogOutput(descriptor: writeEnd), flushInterval: .milliseconds(50))
+        log.record(Self.record)
+        var poll = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        #expect(Glibc.poll(&poll, 1, 10_000) == 1)  // arrives long before the 10 s bound, with no close
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(readEnd, &buffer, buffer.count)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(buffer[..<max(count, 0)])) as? [String: String])
+        #expect(object["request_id"] == "abc-1")
+        #expect(object["subject"] == "user \"7\"\n")
+        log.close()
+        close(writeEnd)
+        close(readEnd)
+    }
+
+    @Test("records after close are written at once")
+    func afterClose() {
+        let (readEnd, writeEnd) = Self.pipe()
+        let log = BufferedAccessLog(format: .text, output: LogOutput(descriptor: writeEnd))
+        log.close()
+        log.record(Self.record)
+        close(writeEnd)
+        #expect(Self.readAll(readEnd).contains("request_id=abc-1"))
+        close(readEnd)
     }
 }

@@ -11,19 +11,28 @@ import Testing
 /// Request ids, the access log and /metrics.
 @Suite("Observability")
 struct ObservabilityTests {
-    @Test("X-Request-Id: taken from the request when well formed, else generated; echoed on every response")
+    @Test("X-Request-Id: the client's echoed on every response; a generated one on the responses made per request")
     func requestID() throws {
         let api = try APIFixture()
         defer { api.stop() }
         try api.put("l", listDocument(sections: 1, items: 3))
-        for target in ["/healthz", "/v1/lists/l", "/nope"] {  // prepared, cached page, problem
-            let given = try api.call("GET", target, headers: [("X-Request-Id", "client-id.1_2")])
+        // prepared (sent from memory as they are), cached page, problem, a session answer
+        for (target, method, isPrepared) in [
+            ("/healthz", "GET", true), ("/v1/lists/l", "GET", true), ("/nope", "GET", false),
+            ("/v1/lists/l/sessions", "POST", false),
+        ] {
+            let given = try api.call(method, target, headers: [("X-Request-Id", "client-id.1_2")])
             #expect(given.headers["X-Request-Id"] == "client-id.1_2")
-            let generated = try api.call("GET", target)
-            let id = try #require(generated.headers["X-Request-Id"])
-            #expect(id.count == 16 && id.allSatisfy(\.isHexDigit))
-            let malformed = try api.call("GET", target, headers: [("X-Request-Id", "bad id with spaces")])
-            #expect(malformed.headers["X-Request-Id"]?.count == 16)
+            let generated = try api.call(method, target)
+            let malformed = try api.call(method, target, headers: [("X-Request-Id", "bad id with spaces")])
+            if isPrepared {
+                #expect(generated.headers["X-Request-Id"] == nil)
+                #expect(malformed.headers["X-Request-Id"] == nil)
+            } else {
+                let id = try #require(generated.headers["X-Request-Id"])
+                #expect(id.count == 15 && id.allSatisfy(\.isHexDigit))
+                #expect(malformed.headers["X-Request-Id"]?.count == 15)
+            }
         }
     }
 

@@ -6,7 +6,7 @@ import Testing
 struct LRUTableTests {
     @Test("the least recently used entry is evicted past the capacity")
     func eviction() {
-        var table = LRUTable<Int>(capacity: 3, idleTimeout: 1000)
+        var table = LRUTable<String, Int>(capacity: 3, idleTimeout: 1000)
         #expect(table.insert("a", 1, now: 0).evicted.isEmpty)
         _ = table.insert("b", 2, now: 1)
         _ = table.insert("c", 3, now: 2)
@@ -22,7 +22,7 @@ struct LRUTableTests {
 
     @Test("entries idle past the timeout are gone, on use and on sweep")
     func expiry() {
-        var table = LRUTable<String>(capacity: 10, idleTimeout: 100)
+        var table = LRUTable<String, String>(capacity: 10, idleTimeout: 100)
         _ = table.insert("old", "o", now: 0)
         _ = table.insert("fresh", "f", now: 50)
         let old = table.use("old", now: 101)
@@ -39,7 +39,7 @@ struct LRUTableTests {
 
     @Test("update, remove and removeAll keep the order consistent")
     func updates() {
-        var table = LRUTable<Int>(capacity: 100, idleTimeout: .max)
+        var table = LRUTable<String, Int>(capacity: 100, idleTimeout: .max)
         for index in 0..<50 { _ = table.insert("k\(index)", index, now: UInt64(index)) }
         let updated = table.update("k0", to: 100, now: 60)
         let updatedMissing = table.update("missing", to: 1, now: 60)

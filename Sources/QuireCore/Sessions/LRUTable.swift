@@ -1,12 +1,13 @@
-/// A table of values by string key, ordered by last use, with a capacity and an idle timeout: the
+/// A table of values by key, ordered by last use, with a capacity and an idle timeout: the
 /// least recently used entry is evicted past the capacity, and entries idle for longer than the timeout
 /// are gone. A value type: wrap it in a lock to share it.
 ///
 /// Entries live in a slot array linked in use order (most recent at the head), so lookups, touches,
 /// inserts and evictions are O(1) and expiry costs O(1) per expired entry.
-public struct LRUTable<Value> {
+public struct LRUTable<Key: Hashable, Value> {
     fileprivate struct Slot {
-        var key: String
+        /// `nil` in a free slot.
+        var key: Key?
         var value: Value?
         var lastUse: UInt64
         var newer: Int = -1
@@ -15,7 +16,7 @@ public struct LRUTable<Value> {
 
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
-    private var index: [String: Int] = [:]
+    private var index: [Key: Int] = [:]
     private var newest = -1
     private var oldest = -1
 
@@ -41,7 +42,7 @@ public struct LRUTable<Value> {
     /// The value for `key` if present and not idle past the timeout at `now`; marks it used.
     ///
     /// - Complexity: O(1).
-    public mutating func use(_ key: String, now: UInt64) -> Value? {
+    public mutating func use(_ key: Key, now: UInt64) -> Value? {
         guard let slot = index[key] else { return nil }
         if now &- slots[slot].lastUse > idleTimeout {
             _ = remove(slot: slot)
@@ -55,7 +56,7 @@ public struct LRUTable<Value> {
     /// Whether `key` is present and not idle past the timeout at `now`; does not mark it used.
     ///
     /// - Complexity: O(1).
-    public func contains(_ key: String, now: UInt64) -> Bool {
+    public func contains(_ key: Key, now: UInt64) -> Bool {
         guard let slot = index[key] else { return false }
         return now &- slots[slot].lastUse <= idleTimeout
     }
@@ -64,7 +65,7 @@ public struct LRUTable<Value> {
     ///
     /// - Complexity: O(1).
     @discardableResult
-    public mutating func update(_ key: String, to value: Value, now: UInt64) -> Bool {
+    public mutating func update(_ key: Key, to value: Value, now: UInt64) -> Bool {
         guard let slot = index[key] else { return false }
         slots[slot].value = value
         slots[slot].lastUse = now
@@ -76,7 +77,7 @@ public struct LRUTable<Value> {
     ///
     /// - Precondition: `key` is not in the table.
     /// - Complexity: O(1) amortized.
-    public mutating func insert(_ key: String, _ value: Value, now: UInt64) -> Removed {
+    public mutating func insert(_ key: Key, _ value: Value, now: UInt64) -> Removed {
         precondition(index[key] == nil, "key inserted twice")
         var removed = sweep(now: now)
         while index.count >= capacity, oldest >= 0 {
@@ -99,7 +100,7 @@ public struct LRUTable<Value> {
     ///
     /// - Complexity: O(1).
     @discardableResult
-    public mutating func remove(_ key: String) -> Value? {
+    public mutating func remove(_ key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         return remove(slot: slot)
     }
@@ -126,11 +127,11 @@ public struct LRUTable<Value> {
     /// The keys from the most to the least recently used (for tests and diagnostics).
     ///
     /// - Complexity: O(*n*).
-    public var keysByRecency: [String] {
-        var keys: [String] = []
+    public var keysByRecency: [Key] {
+        var keys: [Key] = []
         var slot = newest
         while slot >= 0 {
-            keys.append(slots[slot].key)
+            keys.append(slots[slot].key!)
             slot = slots[slot].older
         }
         return keys
@@ -138,10 +139,10 @@ public struct LRUTable<Value> {
 
     private mutating func remove(slot: Int) -> Value? {
         unlink(slot)
-        index[slots[slot].key] = nil
+        index[slots[slot].key!] = nil
         let value = slots[slot].value
         slots[slot].value = nil
-        slots[slot].key = ""
+        slots[slot].key = nil
         freeSlots.append(slot)
         return value
     }
@@ -169,5 +170,5 @@ public struct LRUTable<Value> {
     }
 }
 
-extension LRUTable: Sendable where Value: Sendable {}
-extension LRUTable.Slot: Sendable where Value: Sendable {}
+extension LRUTable: Sendable where Key: Sendable, Value: Sendable {}
+extension LRUTable.Slot: Sendable where Key: Sendable, Value: Sendable {}

@@ -3,7 +3,7 @@ import Synchronization
 /// The sessions of every client: capped (the least recently used is evicted), idle ones expire, and
 /// each update checks that nobody updated the session in between.
 public final class SessionStore: Sendable {
-    private let table: Mutex<LRUTable<Session>>
+    private let table: Mutex<LRUTable<String, Session>>
     private let clock: @Sendable () -> UInt64
     private let evictions = Atomic<Int>(0)
     private let expirations = Atomic<Int>(0)
@@ -76,7 +76,7 @@ public final class SessionStore: Sendable {
         count(removed)
     }
 
-    private func count(_ removed: LRUTable<Session>.Removed) {
+    private func count(_ removed: LRUTable<String, Session>.Removed) {
         if !removed.evicted.isEmpty { evictions.add(removed.evicted.count, ordering: .relaxed) }
         if !removed.expired.isEmpty { expirations.add(removed.expired.count, ordering: .relaxed) }
     }

@@ -5,12 +5,13 @@ import Synchronization
 /// per client (API.md §4, DESIGN.md "one write, many clients").
 ///
 /// Holds what does not depend on the session: the content (changes or reset), the window afterwards, and
-/// the content's encoded bytes, made once by the first caller of ``encoded(_:)``.
+/// the content's encoding (its bytes, and whatever the layer above keeps with them, such as their compressed
+/// form), made once by the first caller of ``encoded(_:)``.
 public final class SharedAnswer: Sendable {
     public let content: SessionAnswer.Content
     public let window: SessionWindow
     public let isIncremental: Bool
-    private let bytes = Mutex<[UInt8]?>(nil)
+    private let encoding = Mutex<(any Sendable)?>(nil)
 
     init(content: SessionAnswer.Content, window: SessionWindow, isIncremental: Bool) {
         self.content = content
@@ -18,14 +19,18 @@ public final class SharedAnswer: Sendable {
         self.isIncremental = isIncremental
     }
 
-    /// The content's bytes, written by `encode` the first time and shared afterwards.
+    /// The content's encoding, made by `encode` the first time and shared afterwards (callers use one
+    /// type of encoding; another type is made anew and replaces the kept one).
     ///
     /// Two first callers may both encode (the result is the same); neither waits for the other.
-    public func encoded(_ encode: (SessionAnswer.Content) -> [UInt8]) -> [UInt8] {
-        if let bytes = bytes.withLock({ $0 }) { return bytes }
+    public func encoded<Encoding: Sendable>(_ encode: (SessionAnswer.Content) -> Encoding) -> Encoding {
+        if let kept = encoding.withLock({ $0 }) as? Encoding { return kept }
         let made = encode(content)
-        bytes.withLock { $0 = $0 ?? made }
-        return made
+        return encoding.withLock { kept in
+            if let earlier = kept as? Encoding { return earlier }
+            kept = made
+            return made
+        }
     }
 }
 

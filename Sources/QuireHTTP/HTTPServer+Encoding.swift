@@ -1,0 +1,159 @@
+import Synchronization
+
+// Representations on the wire, decided here for every response whatever its route: the content coding
+// negotiated from `Accept-Encoding` (RFC 9110 §12.5.3), `Vary: Accept-Encoding`, an entity tag per
+// representation (§8.8.3: `"7"` sent gzip is `"7-gzip"`), and `If-None-Match` evaluated against the tag of
+// the representation that would be sent (§13.1.2), so that a `304` names the one the client holds. And a
+// response that says nothing to caches gets `Cache-Control: no-store`: nothing is cached by heuristics.
+
+/// Response body bytes since start, before and after compression.
+final class BodyByteCounters: Sendable {
+    let plain = Atomic<Int>(0)
+    let sent = Atomic<Int>(0)
+
+    func count(plain: Int, sent: Int) {
+        self.plain.add(plain, ordering: .relaxed)
+        self.sent.add(sent, ordering: .relaxed)
+    }
+}
+
+/// What a request says about the representation it wants, kept from its headers until it is answered.
+struct Negotiation {
+    var accept: AcceptEncoding
+    var ifNoneMatch: String?
+    var isHead: Bool
+
+    init(_ request: Request) {
+        accept = AcceptEncoding(request.headers["Accept-Encoding"])
+        ifNoneMatch = request.headers["If-None-Match"]
+        isHead = request.method == "HEAD"
+    }
+
+    /// Whether `If-None-Match` names `tag` (weak comparison, RFC 9110 §13.1.2), or is `*`.
+    func notModified(tag: String?) -> Bool {
+        guard let ifNoneMatch, let tag else { return false }
+        let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
+        for candidate in ifNoneMatch.split(separator: ",") {
+            let trimmed = candidate.trimming(" \t")
+            if trimmed == "*" { return true }
+            if (trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)) == opaque { return true }
+        }
+        return false
+    }
+}
+
+extension HTTPServer {
+    /// Response body bytes as produced by the responder (before compression), since start.
+    public var responseBodyBytes: Int { bodyBytes.plain.load(ordering: .relaxed) }
+
+    /// Response body bytes as sent (after compression), since start.
+    public var responseBodyBytesSent: Int { bodyBytes.sent.load(ordering: .relaxed) }
+
+    /// `response` as it goes on the wire for `negotiation`: compressed when the client accepts it and
+    /// the body is worth it, with `Vary` and the representation's entity tag; or `304` when the client
+    /// holds that representation.
+    func wireResponse(_ response: Response, _ negotiation: Negotiation?) -> Response {
+        var response = response
+        if !response.headers.contains("Cache-Control") { response.headers.add("Cache-Control", "no-store") }
+        let settings = configuration.compression
+        guard let negotiation, settings.enabled || negotiation.ifNoneMatch != nil else {
+            bodyBytes.count(plain: response.body.count, sent: response.body.count)
+            return response
+        }
+        let compressible = settings.enabled && Self.isCompressible(response)
+        let coding =
+            compressible
+            ? negotiation.accept.preferred(size: response.body.count, threshold: settings.minimumBytes) : .identity
+        var headers = response.headers
+        if compressible { headers.add("Vary", "Accept-Encoding") }
+        if let tag = headers["ETag"], coding != .identity { headers.replace("ETag", with: coding.entityTag(tag)) }
+        if response.status == 200, negotiation.notModified(tag: headers["ETag"]) {
+            return Self.notModified(headers)
+        }
+        guard coding != .identity else {
+            var plain = response
+            plain.headers = headers
+            bodyBytes.count(plain: response.body.count, sent: response.body.count)
+            return plain
+        }
+        headers.add("Content-Encoding", coding.rawValue)
+        let body =
+            response.parts.map { Compression.splice($0, as: coding, level: settings.level) }
+            ?? Compression.compress(response.body, as: coding, level: settings.level)
+        bodyBytes.count(plain: response.body.count, sent: body.count)
+        return Response(status: response.status, headers: headers, body: body)
+    }
+
+    /// The representation of `prepared` to send for `negotiation` (its compressed variants are made once
+    /// and kept beside it), or the `304` to send instead; and whether to add `Vary`.
+    func wireRepresentation(_ prepared: PreparedResponse, _ negotiation: Negotiation?)
+        -> (representation: PreparedResponse, notModified: Response?, vary: Bool)
+    {
+        let settings = configuration.compression
+        guard let negotiation, settings.enabled || negotiation.ifNoneMatch != nil else {
+            bodyBytes.count(plain: prepared.response.body.count, sent: prepared.response.body.count)
+            return (prepared, nil, false)
+        }
+        let compressible = settings.enabled && prepared.isCompressible
+        let coding =
+            compressible
+            ? negotiation.accept.preferred(size: prepared.response.body.count, threshold: settings.minimumBytes)
+            : .identity
+        let chosen = coding == .identity ? prepared : prepared.variant(coding, level: settings.level)
+        if prepared.response.status == 200, negotiation.notModified(tag: chosen.entityTag) {
+            var headers = chosen.response.headers
+            if compressible { headers.add("Vary", "Accept-Encoding") }
+            return (chosen, Self.notModified(headers), compressible)
+        }
+        bodyBytes.count(plain: prepared.response.body.count, sent: chosen.response.body.count)
+        return (chosen, nil, compressible)
+    }
+
+    /// A `304` with the header fields a `200` would have had that RFC 9110 §15.4.5 asks for.
+    private static func notModified(_ headers: HTTPHeaders) -> Response {
+        var kept = HTTPHeaders()
+        for field in headers {
+            switch field.name.lowercased() {
+            case "etag", "vary", "cache-control", "content-location", "expires", "date":
+                kept.add(field.name, field.value)
+            default: break
+            }
+        }
+        return Response(status: 304, headers: kept)
+    }
+
+    /// Whether compressing `response` can help: a body, not yet encoded, of a textual media type. Event
+    /// streams are compressed event by event (``DeflateStream``), never whole.
+    static func isCompressible(_ response: Response) -> Bool {
+        guard !response.body.isEmpty, response.status != 206, !response.headers.contains("Content-Encoding") else {
+            return false
+        }
+        guard let type = response.headers["Content-Type"] else { return false }
+        let media = (type.split(separator: ";", maxSplits: 1).first ?? "").trimming(" \t").lowercased()
+        if media == "text/event-stream" { return false }
+        return media.hasPrefix("text/") || media.hasSuffix("json") || media.hasSuffix("+json")
+            || media == "application/yaml" || media == "application/javascript" || media.hasSuffix("+xml")
+            || media == "application/xml"
+    }
+}
+
+extension PreparedResponse {
+    /// The compressed representation in `coding`, made by the first caller and kept (two first callers
+    /// may both make it; the result is the same and neither waits).
+    func variant(_ coding: ContentCoding, level: Int) -> PreparedResponse {
+        let index = coding == .gzip ? 0 : 1
+        if let made = variants.withLock({ $0[index] }) { return made }
+        var headers = response.headers
+        headers.add("Content-Encoding", coding.rawValue)
+        if let tag = headers["ETag"] { headers.replace("ETag", with: coding.entityTag(tag)) }
+        let body =
+            response.parts.map { Compression.splice($0, as: coding, level: level) }
+            ?? Compression.compress(response.body, as: coding, level: level)
+        let made = PreparedResponse(Response(status: response.status, headers: headers, body: body))
+        return variants.withLock { variants in
+            if let earlier = variants[index] { return earlier }
+            variants[index] = made
+            return made
+        }
+    }
+}
