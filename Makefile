@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test wire-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-load bench-soak bench-core bench-store bench-tls clean
+.PHONY: all deps deps-bench build build-release run test spec-test wire-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
 
 all: build
 
@@ -66,10 +66,14 @@ openapi:
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
 ## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
 ## writes and start-up).
-bench: bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-load bench-soak bench-core bench-store bench-tls
+bench: bench-http bench-allocations bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-load bench-soak bench-core bench-store bench-tls
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
+
+## Heap allocations per request (a malloc interposer preloaded), next to the reference's.
+bench-allocations: deps-bench
+	scripts/bench.py allocations --seconds 3
 
 bench-sessions: deps
 	scripts/bench.py sessions --count 100000

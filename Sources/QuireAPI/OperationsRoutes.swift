@@ -46,4 +46,7 @@ enum OperationsRoutes {
 /// Headers shared by every JSON response.
 enum JSONResponse {
     static let headers: HTTPHeaders = ["Content-Type": "application/json"]
+    /// The headers of an answer private to one client (a session's): its `Cache-Control` is already
+    /// there, so ``CachePolicy`` adds nothing (and copies nothing) per request.
+    static let privateHeaders: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "no-store"]
 }

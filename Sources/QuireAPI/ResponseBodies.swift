@@ -53,7 +53,7 @@ enum ResponseBodies {
             return SharedBody(out)
         }
         var out: [UInt8] = []
-        out.reserveCapacity(160 + (shared == nil ? 96 : 0))
+        out.reserveCapacity(shared == nil ? 512 : 160)  // an answer with nothing new is about 300 bytes
         out.append(contentsOf: #"{"session":"#.utf8)
         JSONWriter.writeString(session.id, into: &out)
         out.append(contentsOf: #","seq":"#.utf8)

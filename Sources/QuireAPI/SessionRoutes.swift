@@ -199,7 +199,7 @@ struct SessionReply {
     var listName: String? { answer.session.list }
 
     var response: Response {
-        Response(status: 200, headers: JSONResponse.headers, parts: ResponseBodies.answerParts(answer))
+        Response(status: 200, headers: JSONResponse.privateHeaders, parts: ResponseBodies.answerParts(answer))
     }
 }
 

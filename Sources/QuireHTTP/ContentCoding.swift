@@ -34,11 +34,12 @@ public struct AcceptEncoding: Sendable, Equatable {
     private var qualities: [ContentCoding: Int]
     /// The header was absent: the server chooses, and sends `identity`.
     public let isAbsent: Bool
+    private static let absent: [ContentCoding: Int] = [.identity: 1000, .gzip: 0, .deflate: 0]
 
     /// - Parameter header: the field's value (several fields joined with `,`), or `nil` when absent.
     public init(_ header: String?) {
         guard let header else {
-            qualities = [.identity: 1000, .gzip: 0, .deflate: 0]
+            qualities = Self.absent  // shared: a request without the field allocates nothing here
             isAbsent = true
             return
         }
