@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
+.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
 
 all: build
 
@@ -74,7 +74,7 @@ openapi:
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
 ## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
 ## writes and start-up).
-bench: bench-http bench-allocations bench-sessions bench-long-polls bench-fan-out bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls
+bench: bench-http bench-allocations bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -102,6 +102,10 @@ bench-core: deps
 ## 10,000 sessions holding 2,000-item windows long-poll one list; one write: time until all are answered.
 bench-fan-out: deps
 	scripts/bench.py fan-out --count 10000 --window 2000
+
+## 10,000 event streams (2,000-item windows) on one list: memory per idle stream, one write delivered to all.
+bench-streams: deps
+	scripts/bench.py streams --count 10000 --window 2000
 
 ## What an answer costs at a 100- and at a 20,000-item window, over HTTP.
 bench-window-cost: deps

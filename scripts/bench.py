@@ -20,6 +20,9 @@
                                                      gzip vs plain; requests/s of the cached page and of session
                                                      creation with Accept-Encoding: gzip vs without (page: both
                                                      against the reference in the same run)
+  scripts/bench.py streams [--count N] [--window W]  N sessions holding W-item windows each keep an event stream open
+                                                     on one list: resident memory per idle stream beyond the session,
+                                                     then one 1-item write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
 
@@ -744,6 +747,56 @@ def wire(options):
           f"({'meets' if create_median >= 0.8 else 'BELOW'} the 0.8x target)")
 
 
+def streams(options):
+    """bench/stream-client.c opens an event stream for each of `count` sessions holding `window` items, on its
+    own connection; the server's resident memory is read before and after (every stream idle), then one 1-item
+    write is timed until every stream has delivered its event."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, options.count + 4096), hard))
+    process, base = start_quire({"QUIRE_EVENTS_MAX_STREAMS": str(options.count + 100),
+                                 "QUIRE_SERVER_CONNECTION_LIMIT": str(options.count + 1000),
+                                 "QUIRE_SESSIONS_CAPACITY": str(options.count + 1000)})
+    port = int(base.rsplit(":", 1)[1])
+    put_feed(base, max(options.window * 2, 20_000))
+    binary = os.path.join(tempfile.mkdtemp(prefix="quire-streams-"), "stream-client")
+    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(BENCH, "stream-client.c")], check=True)
+    connection = Connection(port)
+    paths = os.path.join(os.path.dirname(binary), "paths")
+    with open(paths, "w") as f:
+        for _ in range(options.count):
+            session, _ = open_window(connection, "feed", options.window)
+            f.write(f"/v1/sessions/{session}/events\n")
+    time.sleep(2)
+    before = rss_mb(process.pid)
+    body = json.dumps({"ops": [{"op": "updateItems", "items": [{"id": "f10", "type": "row", "data": {"edited": True}}]}]})
+    client = subprocess.Popen([binary, str(port), paths, "/v1/lists/feed/ops", body],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    children.append(client)
+    ready = client.stdout.readline().strip()
+    open_streams = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        open_streams = metric(base, "quire_event_streams_open")
+        if open_streams >= options.count:
+            break
+        time.sleep(0.1)
+    time.sleep(2)
+    after = rss_mb(process.pid)
+    per_stream_kb = (after - before) * 1024 / max(open_streams, 1)
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    result = client.stdout.readline().strip()
+    client.wait(timeout=180)
+    last = re.search(r"last (\d+) ms", result)
+    delivered_ok = client.returncode == 0 and last and int(last.group(1)) <= 1000
+    print(f"streams: {options.count} sessions holding {options.window}-item windows; client: {ready}; "
+          f"{open_streams} streams open on the server")
+    print(f"streams-memory: {per_stream_kb:.2f} KB resident per idle stream beyond its session "
+          f"({before:.1f} MB before the streams, {after:.1f} MB with them; target <= 4 KB) "
+          f"{'ok' if per_stream_kb <= 4 else 'MISSED'}")
+    print(f"streams-delivery: {result} (target: the last <= 1000 ms) {'ok' if delivered_ok else 'MISSED'}")
+
+
 def malloc_counter():
     """bench/malloc-count.c built as a preloadable library, and a fresh counter file for one process."""
     directory = tempfile.mkdtemp(prefix="quire-malloc-")
@@ -854,12 +907,16 @@ def main():
     f = commands.add_parser("fan-out")
     f.add_argument("--count", type=int, default=10_000)
     f.add_argument("--window", type=int, default=2_000)
+    st = commands.add_parser("streams")
+    st.add_argument("--count", type=int, default=10_000)
+    st.add_argument("--window", type=int, default=2_000)
     a = commands.add_parser("allocations")
     a.add_argument("--seconds", type=int, default=3)
     options = parser.parse_args()
     try:
         {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load,
          "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "wire": wire,
+         "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "streams": streams,
          "allocations": allocations}[options.command](options)
     finally:
         stop_all()

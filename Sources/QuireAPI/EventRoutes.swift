@@ -51,7 +51,11 @@ extension APIContext {
         if signals.changed {
             do throws(Problem) {
                 let reply = try answer(session: id, since: signals.position, change: .update, defaultLimit: false)
-                if !reply.isEmpty { Self.appendEvent(reply.answer, into: &out) }
+                // A write outside the window still moves it to a new version under a new seq (its page
+                // may change too): the event is sent, with no changes, so that the client's seq follows.
+                if !reply.isEmpty || reply.answer.seq != reply.answer.fromSeq {
+                    Self.appendEvent(reply.answer, into: &out)
+                }
             } catch {
                 return nextEventAfter(error, session: id, prefix: out)
             }

@@ -603,7 +603,8 @@ paths:
       description: |
         A `text/event-stream` that stays open (API.md §4c). Every time the session's window moves because
         of a write, one event carries the answer exactly as `changes` would give it (`event: changes`, or
-        `event: reset`), with `id:` its `seq`:
+        `event: reset`), with `id:` its `seq`; a write outside the window moves it to the new version too
+        (an event with no changes, but the new `seq` and `page`):
 
         ```
         id: 7
@@ -943,7 +944,9 @@ components:
       description: |
         Long poll: the most seconds to hold the request when there is nothing to answer. Values above the
         configured cap are lowered to it; `0` (the default) answers at once. When too many requests are
-        waiting, `503 overloaded`.
+        waiting, `503 overloaded`. A poll whose session another answer moved while it waited (the client's
+        own extend, expand, collapse or reset, or a stream event) ends with the empty answer it would have
+        given when it started, at its own `seq`: answering from the window it named would undo that answer.
       schema:
         type: integer
         minimum: 0

@@ -7,10 +7,10 @@ import Synchronization
 /// The service's metrics (swift-prometheus, exposed at `/metrics`) and its access log.
 ///
 /// Per request: a counter by method, route template and status, and a latency histogram by route. At
-/// each scrape: gauges of lists, items, sessions, waiting long polls, open event streams and open connections, and counters
-/// of evicted and expired sessions, refused connections, requests cut for arriving too slowly, and
-/// response body bytes before and after compression. The store's write latency is a histogram fed by
-/// ``TimedListStore``.
+/// each scrape: gauges of lists, items, sessions, waiting long polls, open event streams and open
+/// connections, and counters of evicted and expired sessions, refused connections, requests cut for
+/// arriving too slowly, and response body bytes before and after compression. The store's write latency
+/// is a histogram fed by ``TimedListStore``.
 ///
 /// Every family is made here, through swift-prometheus's registry with its `# HELP` text and a name in
 /// Prometheus's conventions (base units, `_seconds`, `_bytes`, counters ending in `_total`), so that

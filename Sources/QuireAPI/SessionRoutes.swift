@@ -65,10 +65,16 @@ extension APIContext {
         }
         // Nothing to tell yet: wait, holding no thread, for the list to change or the time to pass.
         let seenVersion = answer.version
+        let parked = answer.response
+        let parkedSeq = answer.answer.seq
         let reply = try longPolls.wait(on: list, seconds: wait) { [self] wake in
             if endsWithToken && (wake == .timedOut || Date().timeIntervalSince1970 >= caller.acceptedUntil ?? 0) {
                 return access.deny(.expired, "The token expired while the request waited.").response
             }
+            // Another answer moved the session while this one waited (the client's extend or expand, a
+            // stream event): answering from the window this poll named would undo it. The poll ends with
+            // the empty answer it parked with; the client polls again from its newer seq (API.md §4a).
+            if let session = sessions.session(id), session.seq != parkedSeq { return parked }
             do throws(Problem) {
                 return try self.answer(session: id, since: since, change: .update, defaultLimit: false).response
             } catch {

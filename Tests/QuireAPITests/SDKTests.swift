@@ -1,0 +1,276 @@
+import Foundation
+import QuireClient
+import QuireCore
+import QuireHTTP
+import QuireTesting
+import Synchronization
+import Testing
+
+@testable import QuireAPI
+
+/// The Swift SDK (QuireClient's QuireSession) against a real server on port 0: the whole session loop.
+@Suite("Swift SDK", .serialized, .timeLimit(.minutes(3)))
+struct SDKTests {
+    static func client(_ fixture: APIFixture) -> QuireClient {
+        QuireClient(baseURL: URL(string: "http://127.0.0.1:\(fixture.server.port)")!)
+    }
+
+    /// Waits until the SDK holds the server's current window of its session.
+    static func converge(_ session: QuireSession, _ fixture: APIFixture, seconds: Double = 20) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if let id = await session.sessionID, let stored = fixture.service.context.sessions.session(id),
+                await session.seq == Int(stored.seq)
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let stored = await session.sessionID.flatMap { fixture.service.context.sessions.session($0) }
+        let seq = await session.seq
+        let statistics = await session.statistics
+        Issue.record("the SDK did not catch up: seq \(seq), the server's \(stored?.seq ?? 0); \(statistics)")
+    }
+
+    /// Random writes on a list of `s0-*` items until `stop`.
+    static func produce(_ fixture: APIFixture, _ list: String, stop: StopFlag, seed: UInt64) {
+        var random = SeededRandom(seed)
+        var next = 0
+        while !stop.isSet {
+            let ids = fixture.listIDs(list)
+            guard ids.count > 10 else { return }
+            let pick = { ids[Int(random.next() % UInt64(ids.count))] }
+            let op: [String: Any]
+            switch random.next() % 4 {
+            case 0:
+                next += 1
+                op = [
+                    "op": "insertItems", "section": "sec-0", "after": pick(),
+                    "items": [["id": "w-\(seed)-\(next)", "type": "row", "data": ["n": next]]],
+                ]
+            case 1: op = ["op": "removeItems", "ids": [pick()]]
+            case 2: op = ["op": "updateItems", "items": [["id": pick(), "type": "row", "data": ["edited": next]]]]
+            default: op = ["op": "moveItem", "id": pick(), "section": "sec-0", "after": pick()]
+            }
+            _ = try? fixture.call("POST", "/v1/lists/\(list)/ops", json: ["ops": [op]])
+            usleep(15_000)
+        }
+    }
+
+    @Test(
+        "scrolling a 5,000-item list while a producer writes: the SDK's window equals a fresh read",
+        arguments: [
+            (QuireSession.Options.Format.batch, QuireSession.Options.Transport.events),
+            (.batch, .longPolls), (.sequential, .events), (.sequential, .longPolls),
+        ])
+    func scrollWhileWriting(format: QuireSession.Options.Format, transport: QuireSession.Options.Transport) async throws
+    {
+        let fixture = try APIFixture()
+        defer { fixture.stop() }
+        try fixture.put("big", listDocument(sections: 1, items: 5_000))
+        let session = Self.client(fixture).session(
+            list: "big",
+            options: QuireSession.Options(limit: 250, format: format, transport: transport, longPollWait: 5))
+        let view = FakeCollectionView()
+        let applied = Task { @MainActor in
+            for await update in session.updates {
+                BatchUpdater().apply(update, to: view) { view.window = $0 }
+            }
+        }
+        try await session.open()
+        let stop = StopFlag()
+        let producer = Task.detached { Self.produce(fixture, "big", stop: stop, seed: 7) }
+        var pages = 0
+        while await session.hasNext && pages < 40 {
+            try await session.loadNext()
+            pages += 1
+        }
+        stop.set()
+        await producer.value
+        // Writes after the window reached the end may have put items past it: catch up, scroll on to the end.
+        try await Self.converge(session, fixture)
+        while await session.hasNext && pages < 80 {
+            try await session.loadNext()
+            pages += 1
+        }
+        try await Self.converge(session, fixture)
+        let id = try #require(await session.sessionID)
+        #expect(await session.window == (try fixture.freshWindow(ofSession: id)))
+        #expect(await session.hasNext == false)
+        #expect(await session.window.itemIDs == fixture.listIDs("big"))
+        let statistics = await session.statistics
+        #expect(statistics.sessionsOpened == 1)
+        if transport == .events { #expect(statistics.events > 0) } else { #expect(statistics.longPolls > 0) }
+        let shown = await session.window
+        await session.close()
+        await applied.value
+        await MainActor.run {
+            #expect(view.violations.isEmpty, "\(view.violations.prefix(3))")
+            if format == .batch { #expect(view.batches > 0) }
+            #expect(view.window == shown)
+        }
+    }
+
+    @Test("a server restart (sessions lost) recovers through 404 with one new session around the first item")
+    func restart() async throws {
+        let first = try APIFixture()
+        try first.put("feed", listDocument(sections: 1, items: 100))
+        let port = first.server.port
+        let client = QuireClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
+        let session = client.session(list: "feed", options: QuireSession.Options(limit: 20, maxBackoff: 0.5))
+        try await session.open()
+        try await session.loadNext()
+        await session.setVisibleItem("s0-10")
+        first.stop()
+        let second = try APIFixture { $0.http.port = port }
+        defer { second.stop() }
+        try second.put("feed", listDocument(sections: 1, items: 100))
+        // The stream was cut: the SDK reconnects, gets 404, opens a new session around s0-10.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while await session.statistics.sessionsOpened < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(await session.statistics.sessionsOpened == 2)
+        #expect(await session.window.itemIDs.contains("s0-10"))
+        try second.ops("feed", [["op": "removeItems", "ids": ["s0-11"]]])
+        try await Self.converge(session, second)
+        let id = try #require(await session.sessionID)
+        #expect(await session.window == (try second.freshWindow(ofSession: id)))
+        await session.close()
+    }
+
+    @Test("a forced 409 recovers by reset")
+    func sinceMismatch() async throws {
+        let fixture = try APIFixture()
+        defer { fixture.stop() }
+        try fixture.put("feed", listDocument(sections: 1, items: 100))
+        // Long polls: the SDK's poll is parked (its answer computed, empty) before the session is moved, and
+        // nothing is written, so nothing but these requests moves the session.
+        let session = Self.client(fixture).session(
+            list: "feed", options: QuireSession.Options(limit: 10, transport: .longPolls, longPollWait: 30))
+        try await session.open()
+        let id = try #require(await session.sessionID)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while fixture.service.context.longPolls.count < 1 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(fixture.service.context.longPolls.count == 1)
+        // Someone else moves the session twice: the SDK's seq is neither the current one nor the one before.
+        for seq in 1...2 {
+            let response = try fixture.call("GET", "/v1/sessions/\(id)/changes?seq=\(seq)&extend=next")
+            #expect(response.status == 200, "\(response.text)")
+        }
+        let behind = await session.seq
+        try await session.loadNext()
+        #expect(await session.statistics.resets == 1)
+        #expect(await session.seq > behind + 2, "the reset and the extend after it")
+        try await Self.converge(session, fixture)
+        #expect(await session.window == (try fixture.freshWindow(ofSession: id)))
+        await session.close()
+    }
+
+    @Test("503 with Retry-After is honoured")
+    func retryAfter() async throws {
+        let fixture = try APIFixture { $0.events.maxStreams = 0 }
+        defer { fixture.stop() }
+        try fixture.put("feed", listDocument(sections: 1, items: 10))
+        let session = Self.client(fixture).session(
+            list: "feed", options: QuireSession.Options(transport: .events, maxBackoff: 0.05))
+        try await session.open()
+        try await Task.sleep(for: .milliseconds(2_500))
+        let metrics = try fixture.call("GET", "/metrics").text
+        let refused = metrics.split(separator: "\n").first {
+            $0.hasPrefix("quire_http_requests_total") && $0.contains("events") && $0.contains("503")
+        }
+        let count = Int(refused?.split(separator: " ").last ?? "0") ?? 0
+        // Retry-After: 1 → at most one attempt a second (a backoff of 0.05 s alone would make ~50).
+        #expect((2...3).contains(count), "\(count) attempts in 2.5 s")
+        #expect(await session.statistics.retryAfterWaits >= 2)
+        await session.close()
+    }
+
+    @Test("typed items: data decodes into the app's own types")
+    func typedItems() async throws {
+        struct Row: Decodable, Sendable { let n: Int }
+        let fixture = try APIFixture()
+        defer { fixture.stop() }
+        try fixture.put("feed", listDocument(sections: 1, items: 5))
+        let session = Self.client(fixture).session(list: "feed")
+        try await session.open()
+        let window = await session.window
+        let item = try window.item(at: ItemPath(section: 0, item: 3), as: Row.self)
+        #expect(item.id == "s0-3" && item.type == "row" && item.data.n == 3)
+        #expect(window.items(as: Row.self)[0].map(\.data.n) == [0, 1, 2, 3, 4])
+        await session.close()
+    }
+}
+
+/// The test double itself: what UIKit raises `NSInternalInconsistencyException` for, it records.
+@Suite("Fake collection view")
+@MainActor
+struct FakeCollectionViewTests {
+    static func window(_ ids: [String]) -> ClientWindow {
+        ClientWindow(sections: [
+            ClientSection(id: "a", items: ids.map { .object(["id": .string($0), "type": .string("row")]) })
+        ])
+    }
+
+    static func view(showing ids: [String]) -> FakeCollectionView {
+        let view = FakeCollectionView()
+        let window = window(ids)
+        BatchUpdater().apply(
+            SessionUpdate(change: .reset(window), window: window, seq: 1, hasPrev: false, hasNext: false), to: view
+        ) {
+            view.window = $0
+        }
+        return view
+    }
+
+    static func apply(_ batch: BatchChanges, showing ids: [String], to view: FakeCollectionView) {
+        BatchUpdater().apply(
+            SessionUpdate(change: .changes(batch), window: window(ids), seq: 2, hasPrev: false, hasNext: false),
+            to: view
+        ) { view.window = $0 }
+    }
+
+    @Test("a consistent batch passes; counts that do not add up and cells that differ are caught")
+    func rules() {
+        let good = Self.view(showing: ["1", "2", "3"])
+        Self.apply(BatchChanges(deleteItems: [[0, 1]], counts: [2]), showing: ["1", "3"], to: good)
+        #expect(good.violations.isEmpty)
+        #expect(good.batches == 1)
+
+        let forgotDelete = Self.view(showing: ["1", "2", "3"])
+        Self.apply(BatchChanges(counts: [2]), showing: ["1", "3"], to: forgotDelete)
+        #expect(forgotDelete.violations.first?.hasPrefix("section 0→0: 2 items after, 3 before") == true)
+
+        let wrongRow = Self.view(showing: ["1", "2", "3"])
+        Self.apply(BatchChanges(deleteItems: [[0, 0]], counts: [2]), showing: ["1", "3"], to: wrongRow)
+        #expect(wrongRow.violations == ["the cells rebuilt from the batch are not the data source's window"])
+
+        let outside = Self.view(showing: ["1"])
+        Self.apply(
+            BatchChanges(insertItems: [.init(at: [0, 5], item: .null)], counts: [2]), showing: ["1", "2"], to: outside)
+        #expect(outside.violations.contains { $0.hasPrefix("insert at") })
+    }
+}
+
+/// A flag one thread sets and another reads.
+final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+    func set() { flag.store(true, ordering: .relaxed) }
+}
+
+/// A small deterministic generator (SplitMix64).
+struct SeededRandom {
+    private var state: UInt64
+    init(_ seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
