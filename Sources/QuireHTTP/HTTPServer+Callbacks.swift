@@ -250,7 +250,13 @@ extension HTTPServer {
                 stream.finish()  // draining: the headers, then the end at once
             }
             stream.attach(to: ConnectionHandle(pointer: connection, resumes: resumes))
-            let handle = stream.makeLibmicrohttpdResponse(extra: extraHeaders(context))
+            var extra = extraHeaders(context)
+            if let coding = streamCoding(stream, context.negotiation) {
+                stream.encode(as: coding, level: configuration.compression.level)
+                extra.contentEncoding = coding
+                extra.varyByEncoding = true
+            }
+            let handle = stream.makeLibmicrohttpdResponse(extra: extra)
             defer { MHD_destroy_response(handle) }
             return MHD_queue_response(connection, UInt32(stream.status), handle)
         }

@@ -109,6 +109,16 @@ extension HTTPServer {
         return (chosen, nil, compressible)
     }
 
+    /// The coding of an event stream for `negotiation`: compressed event by event when the client accepts
+    /// gzip or deflate and compression is on (every event is worth it: the threshold is for whole bodies,
+    /// a stream's length is unknown), `nil` for identity.
+    func streamCoding(_ stream: StreamingResponse, _ negotiation: Negotiation?) -> ContentCoding? {
+        let settings = configuration.compression
+        guard settings.enabled, let negotiation, !stream.headers.contains("Content-Encoding") else { return nil }
+        let coding = negotiation.accept.preferred(size: .max, threshold: 0)
+        return coding == .identity ? nil : coding
+    }
+
     /// A `304` with the header fields a `200` would have had that RFC 9110 §15.4.5 asks for.
     private static func notModified(_ headers: HTTPHeaders) -> Response {
         var kept = HTTPHeaders()

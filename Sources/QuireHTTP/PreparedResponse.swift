@@ -131,11 +131,18 @@ struct ExtraHeaders {
     var varyByEncoding = false
     /// `Cache-Control: no-store`: the response says nothing of caches itself.
     var noStore = false
+    /// `Content-Encoding` of a body the server encodes as it goes (an event stream).
+    var contentEncoding = ContentCoding.identity
 
     func add(to handle: OpaquePointer) {
         if !requestID.isEmpty { addHeader(RequestIdentifier.header, requestID, to: handle) }
         if closing { _ = MHD_add_response_header(handle, "Connection", "close") }
         if varyByEncoding { _ = MHD_add_response_header(handle, "Vary", "Accept-Encoding") }
         if noStore { _ = MHD_add_response_header(handle, "Cache-Control", "no-store") }
+        switch contentEncoding {
+        case .identity: break
+        case .gzip: _ = MHD_add_response_header(handle, "Content-Encoding", "gzip")
+        case .deflate: _ = MHD_add_response_header(handle, "Content-Encoding", "deflate")
+        }
     }
 }

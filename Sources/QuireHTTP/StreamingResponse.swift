@@ -31,6 +31,8 @@ public final class StreamingResponse: Sendable {
     /// Bytes given by the producer and not yet copied into libmicrohttpd's buffer (connection thread only;
     /// a lock that is never contended, so that the type needs no unchecked promise).
     private let unsent = Mutex(UnsentBytes())
+    /// Connection thread only, as `unsent`.
+    private let encoding = Mutex(Encoding())
     private let onEnd = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// - Parameters:
@@ -90,6 +92,26 @@ public final class StreamingResponse: Sendable {
         if let action = onEnd.withLock({ $0.take() }) { action() }
     }
 
+    /// Sends the body in `coding` (gzip or deflate), piece by piece; called by the server before the
+    /// response is queued, when the client accepts it.
+    func encode(as coding: ContentCoding, level: Int) {
+        guard coding != .identity else { return }
+        encoding.withLock { $0.encoder = DeflateStream(coding: coding, level: level) }
+    }
+
+    /// The end of the body: first the coding's trailer, if there is one and it was not given yet (then
+    /// `nil`: copy it out before ending).
+    private func endOfStream() -> Int? {
+        let trailer = encoding.withLock { encoding -> [UInt8]? in
+            guard let encoder = encoding.encoder, !encoding.trailerGiven else { return nil }
+            encoding.trailerGiven = true
+            return encoder.finish()
+        }
+        guard let trailer else { return Int(MHD_CONTENT_READER_END_OF_STREAM) }
+        unsent.withLock { $0.set(trailer) }
+        return nil
+    }
+
     /// libmicrohttpd's content reader: up to `capacity` bytes into `buffer`; 0 after suspending the
     /// connection; `MHD_CONTENT_READER_END_OF_STREAM` at the end.
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
@@ -97,23 +119,25 @@ public final class StreamingResponse: Sendable {
             let copied = unsent.withLock { $0.copy(into: buffer, capacity: capacity) }
             if copied > 0 { return copied }
             guard let connection = machine.withLock({ $0.willProduce() }) else {
-                return Int(MHD_CONTENT_READER_END_OF_STREAM)
+                if let end = endOfStream() { return end }
+                continue
             }
             // A client that went away while the connection was suspended is not noticed by libmicrohttpd
             // until a write fails: look first, so that no event is produced (and counted as sent) for it.
             if Self.peerHasClosed(connection) { return Int(MHD_CONTENT_READER_END_WITH_ERROR) }
             switch produce() {
             case .send(let bytes):
-                unsent.withLock { $0.set(bytes) }
+                let encoded = encoding.withLock { $0.encoder?.compress(bytes, flush: .sync) } ?? bytes
+                unsent.withLock { $0.set(encoded) }
             case .end:
                 machine.withLock { $0.finish() }
-                return Int(MHD_CONTENT_READER_END_OF_STREAM)
+                if let end = endOfStream() { return end }
             case .wait:
                 switch machine.withLock({ $0.willWait() }) {
                 case .produceAgain:
                     continue
                 case .end:
-                    return Int(MHD_CONTENT_READER_END_OF_STREAM)
+                    if let end = endOfStream() { return end }
                 case .suspend(let connection):
                     MHD_suspend_connection(connection.pointer)
                     let resume = machine.withLock { machine in
@@ -159,6 +183,14 @@ public final class StreamingResponse: Sendable {
 }
 
 /// The bytes of one piece not yet handed to libmicrohttpd.
+/// The body's content coding, when the client accepts one: each piece compressed and flushed on its own
+/// (a sync flush), so that an event never waits in the compressor for the next one.
+private struct Encoding {
+    var encoder: DeflateStream?
+    /// The coding's trailer (gzip's CRC and length) has been given.
+    var trailerGiven = false
+}
+
 private struct UnsentBytes {
     var bytes: [UInt8] = []
     var offset = 0

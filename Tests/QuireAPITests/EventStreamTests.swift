@@ -150,6 +150,37 @@ struct EventStreamTests {
         #expect(try fixture.call("GET", "/metrics").text.contains("quire_event_streams_open 1"))
     }
 
+    @Test("a stream read through a gzip decoder delivers each event at once, not with the next one")
+    func compressedStream() throws {
+        let fixture = try Self.fixture()
+        defer { fixture.stop() }
+        try fixture.put("feed", listDocument(sections: 1, items: 20))
+        let created = try Self.session(fixture, list: "feed", ["limit": 10])
+        let id = created["session"] as! String
+        let reader = try EventStreamReader(
+            port: fixture.server.port, target: "/v1/sessions/\(id)/events?seq=1",
+            headers: [("Accept-Encoding", "gzip")])
+        try reader.readHead()
+        #expect(reader.status == 200)
+        #expect(reader.headers["content-encoding"] == "gzip")
+        #expect(reader.headers["vary"] == "Accept-Encoding")
+        #expect(reader.wait(seconds: 2) { $0.trailingComments.count > 0 })  // the opening comment, decoded
+        var windows = try SeqWindows(format: "batch", creation: created)
+        for round in 0..<3 {
+            try Self.insert(fixture, "feed", id: "zipped-\(round)", after: "s0-1")
+            // Each event decodes whole before any other write: nothing waits in the compressor.
+            let events = reader.waitForEvents(round + 1, seconds: 2)
+            try #require(events.count == round + 1)
+            #expect(events[round].event == "changes")
+            #expect(try windows.apply(events[round].object()))
+        }
+        #expect(windows.current == (try fixture.freshWindow(ofSession: id)))
+        // Ended with the gzip trailer: the whole body decodes.
+        _ = try fixture.call("DELETE", "/v1/sessions/\(id)")
+        #expect(reader.waitForEnd(seconds: 5))
+        #expect(reader.takeEvents().contains { $0.event == "gone" })
+    }
+
     @Test("a reader that stops reading for several writes gets one coalesced event that leaves it exact")
     func slowReaderCoalesced() throws {
         let fixture = try Self.fixture()

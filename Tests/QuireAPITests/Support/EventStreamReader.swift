@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import QuireHTTP
 import Testing
+
+@testable import QuireHTTP
 
 /// One server-sent event as a client reads it: `id`, `event`, the `data` lines joined, and the comment
 /// lines seen before it.
@@ -32,6 +33,10 @@ final class EventStreamReader {
     private var pendingComments: [String] = []
     private var headRead = false
     private var bodyEnded = false
+    /// The body's decoder when it came with `Content-Encoding: gzip` or `deflate`.
+    private var decoder: InflateStream?
+    /// Body bytes as they came on the wire, after dechunking and before decoding.
+    private(set) var encodedBytes = 0
 
     /// Connects and sends `GET target`.
     ///
@@ -158,7 +163,13 @@ final class EventStreamReader {
             }
             buffer.removeFirst(end + 4)
             headRead = true
+            switch headers["content-encoding"]?.lowercased() {
+            case "gzip": decoder = InflateStream(.gzip)
+            case "deflate": decoder = InflateStream(.zlib)
+            default: break
+            }
         }
+        var arrived: [UInt8] = []
         if headers["transfer-encoding"]?.lowercased() == "chunked" {
             while let lineEnd = find([13, 10], in: buffer, from: 0) {
                 let sizeText = String(decoding: buffer[0..<lineEnd], as: UTF8.self).split(separator: ";")[0]
@@ -169,12 +180,20 @@ final class EventStreamReader {
                     break
                 }
                 guard buffer.count >= lineEnd + 2 + size + 2 else { break }
-                body.append(contentsOf: buffer[(lineEnd + 2)..<(lineEnd + 2 + size)])
+                arrived.append(contentsOf: buffer[(lineEnd + 2)..<(lineEnd + 2 + size)])
                 buffer.removeFirst(lineEnd + 2 + size + 2)
             }
         } else {
-            body.append(contentsOf: buffer)
+            arrived.append(contentsOf: buffer)
             buffer.removeAll()
+        }
+        encodedBytes += arrived.count
+        if let decoder {
+            // Everything decodable so far: a stream compressed with a flush after each event gives each
+            // event whole, at once.
+            body.append(contentsOf: (try? decoder.decompress(arrived)) ?? [])
+        } else {
+            body.append(contentsOf: arrived)
         }
         while let end = find([10, 10], in: body, from: 0) {
             let block = String(decoding: body[0..<end], as: UTF8.self)
