@@ -53,10 +53,19 @@ final class EventSourceReader: NSObject, URLSessionDataDelegate, @unchecked Send
             // The consumer stopped (or the stream ended): cancel on the delegate queue, so that a task whose
             // completion was delivered is never cancelled after it.
             continuation.onTermination = { _ in
-                queue.addOperation {
-                    guard !reader.isCompleted else { return }
-                    task.cancel()
-                }
+                #if canImport(FoundationNetworking)
+                    // swift-corelibs-foundation (Linux) traps ("a task that in not in the registry") when a
+                    // cancellation races the task's own end inside URLSession, whatever the delegate does, and
+                    // that kills the app. So there the task is left to end by itself: the server ends an
+                    // abandoned stream (a session's next stream ends the one before; DELETE ends it with
+                    // `gone`; shutdown ends them all), and what arrives meanwhile goes nowhere.
+                    _ = task
+                #else
+                    queue.addOperation {
+                        guard !reader.isCompleted else { return }
+                        task.cancel()
+                    }
+                #endif
             }
             task.resume()
         }
