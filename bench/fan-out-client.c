@@ -26,42 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loopback.h"
+
 struct poll_connection {
     int fd;
     size_t used;
     char buffer[4096];
 };
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int connect_loopback(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((unsigned short) port)};
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *) &address, sizeof address) != 0) {
-        perror("connect");
-        exit(1);
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
-
-static void send_all(int fd, const char *data, size_t length) {
-    while (length > 0) {
-        ssize_t sent = send(fd, data, length, 0);
-        if (sent <= 0) {
-            perror("send");
-            exit(1);
-        }
-        data += sent;
-        length -= (size_t) sent;
-    }
-}
 
 /* The status and whether the whole response (headers and Content-Length bytes) is in the buffer. */
 static int complete(const struct poll_connection *c, int *status) {
@@ -74,11 +45,6 @@ static int complete(const struct poll_connection *c, int *status) {
     }
     *status = atoi(c->buffer + 9);
     return c->used >= head + (size_t) length;
-}
-
-static int compare(const void *a, const void *b) {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
@@ -140,7 +106,7 @@ int main(int argc, char **argv) {
             close(c->fd);
         }
     }
-    qsort(times, done, sizeof *times, compare);
+    qsort(times, done, sizeof *times, compare_doubles);
     printf("answered %zu of %zu: first %.0f ms, median %.0f ms, last %.0f ms; 2xx %zu, 4xx %zu, 5xx/closed %zu\n",
            done, count, done ? times[0] : -1.0, done ? times[done / 2] : -1.0, done ? times[done - 1] : -1.0,
            statuses[2], statuses[4], statuses[5]);

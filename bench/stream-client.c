@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loopback.h"
+
 enum phase { OPENING, IDLE, DELIVERED, FAILED };
 
 struct stream {
@@ -34,37 +36,6 @@ struct stream {
     size_t used;
     char buffer[2048]; /* a sliding window over the stream: only the marker searched for matters */
 };
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int connect_loopback(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((unsigned short) port)};
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *) &address, sizeof address) != 0) {
-        perror("connect");
-        exit(1);
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
-
-static void send_all(int fd, const char *data, size_t length) {
-    while (length > 0) {
-        ssize_t sent = send(fd, data, length, 0);
-        if (sent <= 0) {
-            perror("send");
-            exit(1);
-        }
-        data += sent;
-        length -= (size_t) sent;
-    }
-}
 
 /* Reads what is there; moves the stream to its next phase when its marker has arrived. */
 static void pump(struct stream *s) {
@@ -100,11 +71,6 @@ static void pump(struct stream *s) {
             return;
         }
     }
-}
-
-static int compare(const void *a, const void *b) {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
@@ -183,7 +149,7 @@ int main(int argc, char **argv) {
             epoll_ctl(epoll, EPOLL_CTL_DEL, s->fd, NULL);
         }
     }
-    qsort(times, delivered, sizeof *times, compare);
+    qsort(times, delivered, sizeof *times, compare_doubles);
     printf("delivered %zu of %zu: first %.0f ms, median %.0f ms, last %.0f ms; %zu ended or refused\n", delivered,
            count, delivered ? times[0] : -1.0, delivered ? times[delivered / 2] : -1.0,
            delivered ? times[delivered - 1] : -1.0, failed);
