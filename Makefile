@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RUN_ARGS ?=
 
-.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
+.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test browser-test tls-test check-dockerfile check-format format bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
 
 all: build
 
@@ -21,12 +21,14 @@ build-release: deps
 	$(SWIFT) build -c release --product quire --static-swift-stdlib
 
 ## Build in release mode and start the service on its embedded defaults (Ctrl-C stops it gracefully).
-## Lists are kept in data/quire.sqlite (storage.path), so they survive a restart.
+## Lists are kept in data/quire.sqlite (storage.path), so they survive a restart. The demo list changes by itself
+## (demo.live; DEMO_LIVE=false to keep it still): open http://127.0.0.1:8080/demo to watch it.
+DEMO_LIVE ?= true
 run: build-release
-	.build/release/quire serve $(RUN_ARGS)
+	QUIRE_DEMO_LIVE=$${QUIRE_DEMO_LIVE:-$(DEMO_LIVE)} .build/release/quire serve $(RUN_ARGS)
 
 ## Every test: unit, property and loopback-HTTP tests, schemathesis, the generated Swift and Python clients
-## against a live server, TLS, then the Dockerfile's runtime-library check.
+## against a live server, the demo page in a headless browser, TLS, then the Dockerfile's runtime-library check.
 test: deps
 	scripts/check-format
 	$(SWIFT) build --build-tests
@@ -34,6 +36,7 @@ test: deps
 	scripts/spec-test
 	scripts/wire-test
 	scripts/client-test
+	scripts/browser-test
 	scripts/tls-test
 	scripts/check-dockerfile
 
@@ -53,6 +56,12 @@ client-test: deps
 	$(SWIFT) build --product quire
 	scripts/client-test
 
+## The web client and the demo page in headless Chromium (Debian's chromium and chromedriver, Selenium from PyPI
+## into .build/browser-venv): the DOM equals the session's window through 200 random writes, a restart, HTML as text.
+browser-test: deps
+	$(SWIFT) build --product quire
+	scripts/browser-test
+
 ## HTTPS end to end: testssl.sh against quire's TLS; deploy/nginx passes nginx -t and serves HTTP/2.
 tls-test: deps
 	$(SWIFT) build --product quire
@@ -66,10 +75,6 @@ check-format:
 
 format:
 	$(SWIFT) format -i -r Sources Tests Package.swift Examples/GeneratedClient/Package.swift Examples/GeneratedClient/Sources
-
-## Re-embed openapi.yaml into the binary after editing it.
-openapi:
-	scripts/embed-openapi
 
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
 ## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable

@@ -66,6 +66,16 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
+            // The files served as they are, compiled into the binary (no file beside it to ship): the OpenAPI
+            // document (a symlink to the repository's openapi.yaml, which other tools read), the web client and
+            // the demo page. See StaticFiles.swift.
+            resources: [
+                .embedInCode("Static/openapi.yaml"),
+                .embedInCode("Static/quire.js"),
+                .embedInCode("Static/demo.html"),
+                .embedInCode("Static/demo.css"),
+                .embedInCode("Static/demo.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Durable lists: the core's ListStore on SQLite (through GRDB), with versioned migrations.

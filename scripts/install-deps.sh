@@ -4,11 +4,13 @@
 #   scripts/install-deps.sh            build and test: libmicrohttpd-dev, libgnutls28-dev, libsqlite3-dev,
 #                                      zlib1g-dev, pkg-config, curl, python3; for the HTTPS tests openssl (test
 #                                      certificates), nginx (the deploy/nginx files) and testssl.sh; for
-#                                      scripts/wire-test prometheus (its promtool lints /metrics)
+#                                      scripts/wire-test prometheus (its promtool lints /metrics); for
+#                                      scripts/browser-test chromium, chromium-driver and a font (fonts-dejavu-core)
 #   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey
 set -euo pipefail
 
-packages=(libmicrohttpd-dev libgnutls28-dev libsqlite3-dev zlib1g-dev pkg-config curl python3 openssl nginx testssl.sh prometheus)
+packages=(libmicrohttpd-dev libgnutls28-dev libsqlite3-dev zlib1g-dev pkg-config curl python3 openssl nginx testssl.sh prometheus
+  chromium chromium-driver fonts-dejavu-core)
 if [ "${1:-}" = "bench" ]; then
   packages+=(wrk apache2-utils hey)
 fi

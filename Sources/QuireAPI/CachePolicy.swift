@@ -6,6 +6,8 @@ import QuireHTTP
 /// | --- | --- | --- |
 /// | stateless pages, `GET /v1/lists` | `no-cache` (or `max-age=N, stale-while-revalidate=M`) + `ETag` | live data: a cache keeps it but asks first |
 /// | `GET /openapi.yaml` | `max-age=N` + `ETag` | changes only with a deployment |
+/// | `GET /client/*` (quire.js, the demo's script and style) | `max-age=86400` + `ETag` | changes only with a deployment; the demo page names them with `?v=<tag>` |
+/// | `GET /demo` | `no-cache` + `ETag` | the page that names the assets' versions: always revalidated |
 /// | everything else: sessions, answers, streams, writes, `/healthz`, `/readyz`, `/metrics`, errors | `no-store` | private to one client, or a moment's state |
 ///
 /// The router applies it to every response a route returns; prepared responses (pages, the spec) carry
@@ -20,6 +22,8 @@ public struct CachePolicy: Sendable, Equatable {
     public var listStaleWhileRevalidate = 0
     /// Seconds `/openapi.yaml` may be served from a cache (`max-age`). Default 300.
     public var documentMaxAge = 300
+    /// Seconds the web client and the demo's assets may be served from a cache (`max-age`). Default 86400.
+    public var assetMaxAge = 86400
 
     public init() {}
 
@@ -29,6 +33,10 @@ public struct CachePolicy: Sendable, Equatable {
         case revalidated
         /// Cacheable for `documentMaxAge`, with validators: the OpenAPI document.
         case document
+        /// Cacheable for `assetMaxAge`, with validators: `quire.js` and the demo page's script and style.
+        case asset
+        /// Cacheable, always revalidated: the demo page.
+        case page
         /// Never stored.
         case noStore
     }
@@ -39,6 +47,8 @@ public struct CachePolicy: Sendable, Equatable {
         switch pattern {
         case "/v1/lists", "/v1/lists/{list}": return .revalidated
         case "/openapi.yaml": return .document
+        case "/client/quire.js", "/client/demo.js", "/client/demo.css": return .asset
+        case "/demo": return .page
         default: return .noStore
         }
     }
@@ -52,6 +62,10 @@ public struct CachePolicy: Sendable, Equatable {
             return "max-age=\(listMaxAge)\(stale)"
         case .document:
             return "max-age=\(documentMaxAge)"
+        case .asset:
+            return "max-age=\(assetMaxAge)"
+        case .page:
+            return "no-cache"
         case .noStore:
             return "no-store"
         }

@@ -1,6 +1,7 @@
 import QuireHTTP
 
-/// `GET /healthz`, `GET /readyz` and `GET /openapi.yaml` (API.md §6).
+/// `GET /healthz`, `GET /readyz`, and the static files: `GET /openapi.yaml` (API.md §6), the web client and
+/// the demo page (``StaticFiles``).
 enum OperationsRoutes {
     static let health = PreparedResponse(
         Response(status: 200, headers: noStoreJSON, body: Array(#"{"status":"ok"}"#.utf8)))
@@ -11,22 +12,8 @@ enum OperationsRoutes {
         "Content-Type": "application/json", "Cache-Control": CachePolicy().headerValue(for: .noStore),
     ]
 
-    /// The OpenAPI document with its entity tag and `Cache-Control` (cacheable, with validators).
-    static func openAPI(_ cachePolicy: CachePolicy) -> PreparedResponse {
-        let body = Array(OpenAPIDocument.yaml.utf8)
-        return PreparedResponse(
-            Response(
-                status: 200,
-                headers: [
-                    "Content-Type": "application/yaml; charset=utf-8", "ETag": CachePolicy.entityTag(of: body),
-                    "Cache-Control": cachePolicy.headerValue(for: .document),
-                ],
-                body: body))
-    }
-
     static func add(to router: inout Router, readiness: Readiness, cachePolicy: CachePolicy) {
-        let openAPI = openAPI(cachePolicy)
-        router.on("GET", "/openapi.yaml") { _, _ in .prepared(openAPI) }
+        StaticFiles.add(to: &router, cachePolicy: cachePolicy)
         router.on("GET", "/healthz") { _, _ in
             .prepared(health)
         }
