@@ -56,7 +56,8 @@ enum DemoData {
         return ["sections": .array(sections)]
     }
 
-    /// One live change of the demo list: a new message on top, an item updated, the oldest removed.
+    /// One live change of the demo list: a new message on top, an item updated, every other time a message
+    /// moved, the oldest live message removed.
     static func liveChange(_ registry: ListRegistry, tick: Int) throws {
         _ = try registry.write(listName, mustExist: true) { previous throws(ListRegistry.WriteError) in
             guard let previous else { throw .listNotFound }
@@ -69,14 +70,24 @@ enum DemoData {
                 ],
                 ["op": "updateItems", "items": [message(id: "m-2", from: "Grace", text: "Edited at tick \(tick)")]],
             ]
+            // Every other tick a seeded message of "Today" moves a few rows (a move to watch on /demo).
+            let moving = "m-\(3 + (tick * 7) % 30)"
+            let anchor = "m-\(3 + (tick * 13 + 5) % 30)"
+            if tick % 2 == 0, moving != anchor, previous.containsItem(moving), previous.containsItem(anchor) {
+                ops.append(["op": "moveItem", "id": .string(moving), "section": "day-0", "after": .string(anchor)])
+            }
             if tick > 3, previous.containsItem("live-\(previous.version - 3)-\(tick - 3)") {
                 ops.append(["op": "removeItems", "ids": [.string("live-\(previous.version - 3)-\(tick - 3)")]])
             }
-            let body: JSONValue = ["ops": .array(ops.map(removingNullAnchors))]
-            do throws(OpError) {
-                return try previous.applying(opsDocument: body)
-            } catch {
-                throw .invalidOp(error)
+            // A visitor of /demo may have removed or moved what an op names: that op is left out, not the change.
+            var batch = ops.map(removingNullAnchors)
+            while true {
+                do throws(OpError) {
+                    return try previous.applying(opsDocument: ["ops": .array(batch)])
+                } catch {
+                    guard batch.count > 1, batch.indices.contains(error.opIndex) else { throw .invalidOp(error) }
+                    batch.remove(at: error.opIndex)
+                }
             }
         }
     }

@@ -484,6 +484,7 @@ async function start() {
         onError: (error) => console.warn("quire:", error.message),
     });
     globalThis.quireDemo = { session, list: listName, limit, keep };
+    showConnection(session.state);
     try {
         await session.open();
         updateChrome();
@@ -496,4 +497,6 @@ $("list-name").textContent = listName;
 document.title = `Quire · ${listName}`;
 $("producer").hidden = !writeToken;
 $("retry").addEventListener("click", start);
+addEventListener("pagehide", () => session?.close()); // the session is deleted now rather than left to expire
+addEventListener("pageshow", (event) => { if (event.persisted) start(); }); // back from the page cache: a new one
 start();

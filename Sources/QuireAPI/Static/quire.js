@@ -277,12 +277,17 @@ export class QuireSession {
 
     /** Stops following and deletes the session. */
     async close() {
+        const id = this.sessionId;
+        this._setState("closed");
         this._closed = true;
+        this.sessionId = null;
         this._closing.abort();
         this._stream?.abort();
-        this._setState("closed");
-        if (this.sessionId) {
-            try { await this._send("DELETE", `/v1/sessions/${this.sessionId}`, undefined, { keepalive: true }); } catch { /* gone anyway */ }
+        if (id) {
+            try {
+                // Not aborted with the rest: the session is deleted at once rather than left to expire.
+                await this._send("DELETE", `/v1/sessions/${encodeURIComponent(id)}`, undefined, { signal: undefined, keepalive: true });
+            } catch { /* gone anyway */ }
         }
     }
 
@@ -310,7 +315,7 @@ export class QuireSession {
         try {
             return await doFetch(this.options.base + path, {
                 method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store",
-                signal: init.signal || this._closing.signal, keepalive: init.keepalive,
+                signal: "signal" in init ? init.signal : this._closing.signal, keepalive: init.keepalive,
             });
         } catch (error) {
             if (error?.name === "AbortError") throw error;
