@@ -22,6 +22,7 @@ const integer = (value, fallback, min, max) => {
 const listName = params.get("list") || "demo";
 const limit = integer(params.get("limit"), 30, 1, 500);
 const keep = integer(params.get("keep"), 150, 0, 100000);
+const transport = ["auto", "events", "longPolls"].includes(params.get("transport")) ? params.get("transport") : "auto";
 const tokenKey = `quire-demo-token:${location.host}`;
 
 /** The write token: from the fragment (never sent to the server in the URL), else this tab's storage. */
@@ -479,7 +480,7 @@ async function start() {
     rows.replaceChildren();
     await session?.close();
     session = new QuireSession({
-        list: listName, limit, keep: keep || undefined, renderer,
+        list: listName, limit, keep: keep || undefined, transport, renderer,
         onState: showConnection,
         onError: (error) => console.warn("quire:", error.message),
     });

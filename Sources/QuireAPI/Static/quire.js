@@ -590,7 +590,8 @@ export class QuireSession {
                 } else {
                     this.statistics.longPolls += 1;
                     if (this.state !== "polling") this._setState("polling");
-                    await this._enqueue({ kind: "longPoll" });
+                    // Not queued behind the app's calls (nor they behind it): answers are placed by `fromSeq`.
+                    await this._call({ kind: "longPoll" });
                     failures = 0;
                     continue;
                 }
