@@ -243,6 +243,8 @@ export class QuireSession {
         /** @type {AbortController|null} */
         this._stream = null;
         this._recovering = null;
+        /** @type {AbortController|null} the long poll that waits */
+        this._pollAbort = null;
     }
 
     /** Creates the session (its first page is rendered as a reset) and starts following the list's writes. */
@@ -293,8 +295,13 @@ export class QuireSession {
 
     // MARK: requests
 
-    /** Runs calls one after the other, so that each names the window its predecessor left. */
+    /**
+     * Runs calls one after the other, so that each names the window its predecessor left. An app call ends the
+     * long poll that waits (the server ends it too when the call moves the session), so it is not held up to
+     * `longPollWait` seconds; the poll starts again after it.
+     */
     _enqueue(request) {
+        if (request.kind !== "longPoll") this._pollAbort?.abort();
         const run = this._queue.then(() => this._call(request));
         this._queue = run.catch(() => {});
         return run;
@@ -409,7 +416,10 @@ export class QuireSession {
                     const limit = request.limit ?? this.options.limit;
                     if (limit) query.set("limit", String(limit));
                 }
-                if (request.kind === "longPoll") query.set("wait", String(this.options.longPollWait));
+                if (request.kind === "longPoll") {
+                    query.set("wait", String(this.options.longPollWait));
+                    return this._poll(`${session}/changes?${query}`);
+                }
                 return this._send("GET", `${session}/changes?${query}`);
             }
             case "expand":
@@ -420,6 +430,20 @@ export class QuireSession {
             }
         }
         throw new Error(`unknown request ${request.kind}`);
+    }
+
+    /** A long poll that an app call or close() can end. */
+    async _poll(path) {
+        const controller = new AbortController();
+        const abort = () => controller.abort();
+        this._pollAbort = controller;
+        this._closing.signal.addEventListener("abort", abort, { once: true });
+        try {
+            return await this._send("GET", path, undefined, { signal: controller.signal });
+        } finally {
+            this._closing.signal.removeEventListener("abort", abort);
+            if (this._pollAbort === controller) this._pollAbort = null;
+        }
     }
 
     async _create(around, origin) {
@@ -590,8 +614,12 @@ export class QuireSession {
                 } else {
                     this.statistics.longPolls += 1;
                     if (this.state !== "polling") this._setState("polling");
-                    // Not queued behind the app's calls (nor they behind it): answers are placed by `fromSeq`.
-                    await this._call({ kind: "longPoll" });
+                    try {
+                        await this._enqueue({ kind: "longPoll" });
+                    } catch (error) {
+                        if (error?.name !== "AbortError" || this._closed) throw error;
+                        continue; // interrupted by an app call (see _enqueue): poll again after it
+                    }
                     failures = 0;
                     continue;
                 }
