@@ -62,11 +62,14 @@ enum DemoData {
         _ = try registry.write(listName, mustExist: true) { previous throws(ListRegistry.WriteError) in
             guard let previous else { throw .listNotFound }
             let newest = "live-\(previous.version)-\(tick)"
+            // Newest first: above the previous live message (when no other write came between), else above m-1.
+            let last = "live-\(previous.version - 1)-\(tick - 1)"
+            let top = previous.containsItem(last) ? last : previous.containsItem("m-1") ? "m-1" : nil
             var ops: [JSONValue] = [
                 [
                     "op": "insertItems", "section": "day-0",
                     "items": [message(id: newest, from: "Quire", text: "Live message \(tick)")],
-                    "before": previous.containsItem("m-1") ? "m-1" : nil,
+                    "before": top.map(JSONValue.string) ?? .null,
                 ],
                 ["op": "updateItems", "items": [message(id: "m-2", from: "Grace", text: "Edited at tick \(tick)")]],
             ]

@@ -28,6 +28,7 @@ struct DemoDataTests {
         }
         #expect(try #require(registry.version(of: DemoData.listName)).version == start + 8)
         #expect(orders.last!.filter { $0.hasPrefix("live-") }.count == 3, "the last three live messages stay")
+        #expect(orders.last!.prefix(3) == ["live-\(start + 7)-8", "live-\(start + 6)-7", "live-\(start + 5)-6"])
         // A tick that moves: the seeded messages (live ones aside) are in another order than before it.
         let seededOrder = orders.map { $0.filter { !$0.hasPrefix("live-") } }
         #expect((1..<seededOrder.count).contains { seededOrder[$0] != seededOrder[$0 - 1] })
