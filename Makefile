@@ -71,7 +71,7 @@ browser-test: deps
 ## Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser fed by the network, each target for
 ## FUZZ_SECONDS; a crash fails with its input saved under .build/fuzz/artifacts.
 fuzz: deps
-	scripts/fuzz --seconds $(FUZZ_SECONDS)
+	scripts/fuzz --release --seconds $(FUZZ_SECONDS)
 
 ## HTTPS end to end: testssl.sh against quire's TLS; deploy/nginx passes nginx -t and serves HTTP/2.
 tls-test: deps

@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // HMAC for the token fuzz target's signed inputs (already in the graph through jwt-kit).
+        .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
     ],
     targets: [
         // C at the bottom: libmicrohttpd through pkg-config, plus the shim for its variadic functions.
@@ -55,16 +57,23 @@ let package = Package(
         ),
         // The product: lists, versions, validation, windows, the diff. No HTTP, no SQL.
         .target(name: "QuireCore", swiftSettings: swiftSettings),
+        // JSON Web Tokens (jwt-kit): keys, verification, scopes. Its own module so that the token parser can be
+        // fuzzed without the rest of the service.
+        .target(
+            name: "QuireAuth",
+            dependencies: [.product(name: "JWTKit", package: "jwt-kit")],
+            swiftSettings: swiftSettings
+        ),
         // Routes, JSON in and out, problem documents.
         .target(
             name: "QuireAPI",
             dependencies: [
                 "QuireHTTP",
                 "QuireCore",
+                "QuireAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             // The files served as they are, compiled into the binary (no file beside it to ship): the OpenAPI
             // document (a symlink to the repository's openapi.yaml, which other tools read), the web client and
@@ -100,6 +109,7 @@ let package = Package(
             name: "quire",
             dependencies: [
                 "QuireAPI",
+                "QuireAuth",
                 "QuireHTTP",
                 "QuireCore",
                 "QuireStore",
@@ -110,10 +120,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The parsers that face the network as libFuzzer targets: scripts/fuzz builds them with swiftc,
-        // -sanitize=fuzzer,address (libFuzzer brings its own main, which SwiftPM's executables cannot
-        // leave out); a plain build replays corpora.
-        .executableTarget(name: "quire-fuzz", dependencies: ["QuireCore"], swiftSettings: swiftSettings),
+        // The parsers that face the network as libFuzzer targets: scripts/fuzz builds them with AddressSanitizer
+        // and libFuzzer's coverage; a plain build replays corpora.
+        .target(name: "CFuzzer"),
+        .executableTarget(
+            name: "quire-fuzz",
+            dependencies: ["QuireCore", "QuireAuth", "CFuzzer", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "quire-bench",
             dependencies: ["QuireCore", "QuireClient", "QuireStore"],
@@ -127,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "QuireAPITests",
             dependencies: [
-                "QuireAPI", "QuireHTTP", "QuireCore", "QuireClient", "QuireTesting", "quire",
+                "QuireAPI", "QuireAuth", "QuireHTTP", "QuireCore", "QuireClient", "QuireTesting", "quire",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -1,4 +1,5 @@
 import Logging
+import QuireAuth
 import QuireCore
 import QuireHTTP
 import Synchronization

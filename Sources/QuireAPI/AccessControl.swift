@@ -1,4 +1,5 @@
 import FoundationEssentials
+import QuireAuth
 import QuireCore
 import QuireHTTP
 

@@ -1,4 +1,5 @@
 public import Logging
+public import QuireAuth
 public import QuireCore
 public import QuireHTTP
 

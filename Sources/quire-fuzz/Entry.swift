@@ -1,30 +1,29 @@
 #if QUIRE_FUZZING
+    import CFuzzer
     import Glibc
 
-    // Built by scripts/fuzz with swiftc -sanitize=fuzzer,address -parse-as-library -D QUIRE_FUZZING:
-    // libFuzzer's main calls these. The target is named by QUIRE_FUZZ_TARGET.
-
-    /// Set once in `LLVMFuzzerInitialize`, before libFuzzer's first input; read only after, on libFuzzer's
-    /// one thread.
-    nonisolated(unsafe) private var target = FuzzTarget.json
-
-    @_cdecl("LLVMFuzzerInitialize")
-    public func fuzzerInitialize(
-        _ argc: UnsafeMutablePointer<CInt>?,
-        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?
-    ) -> CInt {
-        let name = getenv("QUIRE_FUZZ_TARGET").map { String(cString: $0) } ?? ""
-        guard let chosen = FuzzTarget(rawValue: name) else {
-            let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
-            report("QUIRE_FUZZ_TARGET must name one of: \(names)")
-            exit(2)
+    // Built by scripts/fuzz with -sanitize=address, libFuzzer's coverage and -D QUIRE_FUZZING: main hands
+    // over to libFuzzer's driver, which takes libFuzzer's flags. The target is named by QUIRE_FUZZ_TARGET.
+    @main
+    struct Fuzz {
+        static func main() {
+            let name = getenv("QUIRE_FUZZ_TARGET").map { String(cString: $0) } ?? ""
+            guard let chosen = FuzzTarget(rawValue: name) else {
+                let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
+                report("QUIRE_FUZZ_TARGET must name one of: \(names)")
+                exit(2)
+            }
+            target = chosen
+            var argc = CommandLine.argc
+            var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+            exit(LLVMFuzzerRunDriver(&argc, &argv, testOneInput))
         }
-        target = chosen
-        return 0
     }
 
-    @_cdecl("LLVMFuzzerTestOneInput")
-    public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    /// Set once in `main`, before libFuzzer's first input; read only after, on libFuzzer's one thread.
+    nonisolated(unsafe) private var target = FuzzTarget.json
+
+    private func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let bytes = UnsafeRawBufferPointer(start: data, count: size)
         do {
             try target.run(bytes)

@@ -1,4 +1,9 @@
+import Crypto
+import Dispatch
+import FoundationEssentials
+import QuireAuth
 import QuireCore
+import Synchronization
 
 /// The parsers that read bytes a client sent, each with the property its fuzz target checks on every input
 /// it accepts. A refused input is fine (that is the parser's job); a crash, a sanitizer report or a broken
@@ -16,6 +21,12 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case cursor
     /// Session ids (a path segment): checked for form only, never trapping.
     case sessionID = "session-id"
+    /// Bearer tokens as clients send them, through jwt-kit's parser and Quire's checks (HS256 configured):
+    /// refused or verified, never trapping.
+    case token
+    /// The claims of a token signed with the configured secret (the input is its payload), so that the
+    /// claim checks and the scope parser see every input: one that verifies has a subject and an expiry.
+    case tokenClaims = "token-claims"
 
     /// A finding that is not a crash: the property the target checks does not hold.
     struct Broken: Error, CustomStringConvertible {
@@ -29,6 +40,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .ops: try Self.ops(bytes)
         case .cursor: try Self.cursor(bytes)
         case .sessionID: _ = SessionID.isWellFormed(String(decoding: bytes, as: UTF8.self))
+        case .token: _ = try? Self.verifier.verify(String(decoding: bytes, as: UTF8.self), now: Self.now)
+        case .tokenClaims: try Self.tokenClaims(bytes)
         }
     }
 
@@ -57,6 +70,46 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             throw Broken(description: "a decoded cursor does not survive encoding")
         }
         _ = cursor.page(in: base, limit: 50)
+    }
+
+    private static func tokenClaims(_ bytes: UnsafeRawBufferPointer) throws(Broken) {
+        let signingInput = Self.tokenHeader + "." + base64URL(Array(bytes))
+        let mac = HMAC<SHA256>.authenticationCode(for: Array(signingInput.utf8), using: secretKey)
+        let token = signingInput + "." + base64URL(Array(mac))
+        guard let verified = try? verifier.verify(token, now: now) else { return }
+        guard !verified.subject.isEmpty, verified.acceptedUntil.isFinite, verified.acceptedUntil > now else {
+            throw Broken(description: "a verified token without a subject or a future expiry")
+        }
+        _ = verified.scopes.mayRead("inbox")
+        _ = verified.scopes.mayWrite("inbox")
+    }
+
+    /// The instant tokens are checked at (fixed: the same input gives the same answer).
+    private static let now = 1_900_000_000.0
+    private static let secret = "quire-fuzz-secret-of-at-least-32-bytes!"
+    private static let secretKey = SymmetricKey(data: Array(secret.utf8))
+    private static let tokenHeader = base64URL(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+
+    /// A verifier with the HS256 secret, keeping few verified tokens (so that its cache is emptied often).
+    private static let verifier: TokenVerifier = {
+        var settings = TokenSettings()
+        settings.secret = secret
+        settings.cacheEntries = 16
+        let loaded = Mutex<TokenKeys?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let keys = try? await TokenKeys.load(settings)
+            loaded.withLock { $0 = keys }
+            done.signal()
+        }
+        done.wait()
+        guard let keys = loaded.withLock({ $0 }) else { fatalError("the fuzz targets' token keys do not load") }
+        return TokenVerifier(settings: settings, keys: keys)
+    }()
+
+    private static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacing("+", with: "-").replacing("/", with: "_")
+            .replacing("=", with: "")
     }
 
     /// A list's document builds a list whose document is the same.

@@ -3,6 +3,7 @@ import Configuration
 import Foundation
 import Logging
 import QuireAPI
+import QuireAuth
 import QuireHTTP
 import QuireStore
 

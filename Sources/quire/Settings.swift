@@ -1,6 +1,7 @@
 import Configuration
 import Logging
 import QuireAPI
+import QuireAuth
 import QuireCore
 import QuireHTTP
 import SystemPackage

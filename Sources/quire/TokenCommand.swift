@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import QuireAPI
+import QuireAuth
 
 /// `quire token --sub alice --scope "read:inbox-alice" --ttl 1h`: an HS256 token for development, signed
 /// with `auth.jwt.secret` (from `--secret`, `--config`, `QUIRE_AUTH_JWT_SECRET` or the defaults), printed

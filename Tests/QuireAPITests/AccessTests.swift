@@ -5,6 +5,7 @@ import QuireHTTP
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 
 /// Access per user (API.md §5b) over HTTP, against a real service: scopes, the list index, sessions
 /// bound to their subject, every kind of bad token, and long polls that end with their token.

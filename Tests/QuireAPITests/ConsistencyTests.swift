@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 
 /// What clients rely on under concurrent writes: paging in a session never duplicates or skips an item,
 /// and the changes always bring a client's window to exactly the server's.

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 
 /// Request ids, the access log and /metrics.
 @Suite("Observability")

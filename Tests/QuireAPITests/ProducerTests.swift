@@ -5,6 +5,7 @@ import QuireTesting
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 
 /// Producers' endpoints (API.md §2) over HTTP: every status and problem type, and that a refused
 /// write changes nothing.

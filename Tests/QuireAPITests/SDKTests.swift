@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 
 /// The Swift SDK (QuireClient's QuireSession) against a real server on port 0: the whole session loop.
 @Suite("Swift SDK", .serialized, .timeLimit(.minutes(3)))

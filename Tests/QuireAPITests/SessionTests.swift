@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 @testable import QuireCore
 
 /// Sessions (API.md §4) over HTTP, each answer applied by QuireClient as a phone would.

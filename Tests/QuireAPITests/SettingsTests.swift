@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import QuireAPI
+import QuireAuth
 import QuireHTTP
 import SystemPackage
 import Testing

@@ -5,6 +5,7 @@ import QuireTesting
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 
 /// `quire serve` with JSON Web Tokens and `quire token`, as an operator runs them: key rotation through
 /// the JWKS file and SIGHUP, settings that stop start-up, the access log's subject.

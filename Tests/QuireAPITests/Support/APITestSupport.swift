@@ -6,6 +6,7 @@ import QuireTesting
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 
 /// A real service on port 0 and JSON helpers to talk to it.
 final class APIFixture: Sendable {

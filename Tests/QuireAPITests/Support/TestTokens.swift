@@ -3,6 +3,7 @@ import JWTKit
 import Testing
 
 @testable import QuireAPI
+@testable import QuireAuth
 
 /// Keys and tokens for the access tests: an HS256 secret, an RSA key (a fixed test key, so that no test
 /// waits for RSA key generation) and ES256 keys made afresh, a JWKS file of their public halves, and

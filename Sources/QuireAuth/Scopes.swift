@@ -2,14 +2,14 @@
 /// `read:<pattern>` and `write:<pattern>`, where a pattern is a list name or a prefix ending in `*`
 /// (`read:inbox-alice read:news-* write:drafts-alice`; `read:*` reads every list). Other scopes are
 /// ignored; write does not imply read.
-struct Scopes: Sendable, Equatable {
+public struct Scopes: Sendable, Equatable {
     private var read = Patterns()
     private var write = Patterns()
 
     /// Parses a `scope` claim.
     ///
     /// - Complexity: O(*n*) in the length of `claim`.
-    init(_ claim: String) {
+    public init(_ claim: String) {
         for scope in claim.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
             if scope.hasPrefix("read:") {
                 read.add(scope.dropFirst("read:".count))
@@ -22,10 +22,10 @@ struct Scopes: Sendable, Equatable {
     /// Whether `read:` covers `list`.
     ///
     /// - Complexity: O(1) for an exact name, plus O(*p*) in the number of prefix patterns.
-    func mayRead(_ list: String) -> Bool { read.matches(list) }
+    public func mayRead(_ list: String) -> Bool { read.matches(list) }
 
     /// Whether `write:` covers `list`.
-    func mayWrite(_ list: String) -> Bool { write.matches(list) }
+    public func mayWrite(_ list: String) -> Bool { write.matches(list) }
 
     /// Names and prefixes of one kind of scope.
     private struct Patterns: Sendable, Equatable {

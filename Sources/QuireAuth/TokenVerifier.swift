@@ -1,18 +1,18 @@
-import FoundationEssentials
+public import FoundationEssentials
 import JWTKit
 import Synchronization
 
 /// A token that passed every check: who it names, what it may do, and until when.
-struct VerifiedToken: Sendable, Equatable {
+public struct VerifiedToken: Sendable, Equatable {
     /// The `sub` claim.
-    let subject: String
-    let scopes: Scopes
+    public let subject: String
+    public let scopes: Scopes
     /// When the token stops being accepted: `exp` plus the leeway, in seconds since 1970.
-    let acceptedUntil: Double
+    public let acceptedUntil: Double
 }
 
 /// Why a token was refused (API.md §5b: both are `401` with `WWW-Authenticate: Bearer error="invalid_token"`).
-enum TokenRejection: Error, Equatable {
+public enum TokenRejection: Error, Equatable {
     /// Malformed, wrongly signed, of a refused algorithm, not yet valid, of another issuer or audience.
     case invalid(String)
     /// Past its `exp` (and the leeway).
@@ -28,7 +28,7 @@ enum TokenRejection: Error, Equatable {
 /// "signed" with an RSA public key finds no HMAC key but the secret); tokens without `sub` or `exp`; a
 /// `crit` header. Checked: the signature, `exp` and `nbf` (with the leeway), `iss` and `aud` when
 /// configured.
-final class TokenVerifier: Sendable {
+public final class TokenVerifier: Sendable {
     private let settings: TokenSettings
     private let state: Mutex<State>
 
@@ -40,15 +40,15 @@ final class TokenVerifier: Sendable {
     }
 
     /// The longest token looked at; longer ones are refused unparsed.
-    static let maximumTokenBytes = 8192
+    public static let maximumTokenBytes = 8192
 
-    init(settings: TokenSettings, keys: TokenKeys) {
+    public init(settings: TokenSettings, keys: TokenKeys) {
         self.settings = settings
         state = Mutex(State(keys: keys))
     }
 
     /// Replaces the keys (SIGHUP) and forgets every verified token, so tokens of removed keys stop working.
-    func replaceKeys(_ keys: TokenKeys) {
+    public func replaceKeys(_ keys: TokenKeys) {
         state.withLock { state in
             state.keys = keys
             state.generation &+= 1
@@ -57,13 +57,15 @@ final class TokenVerifier: Sendable {
     }
 
     /// Verified tokens kept now.
-    var cachedCount: Int { state.withLock { $0.cache.count } }
+    public var cachedCount: Int { state.withLock { $0.cache.count } }
 
     /// The token's subject and scopes, from the cache or verified now.
     ///
     /// - Complexity: O(*n*) in the token's length for a cached token (hashing it); a signature check
     ///   otherwise (measured in the README).
-    func verify(_ token: String, now: Double = Date().timeIntervalSince1970) throws(TokenRejection) -> VerifiedToken {
+    public func verify(_ token: String, now: Double = Date().timeIntervalSince1970) throws(TokenRejection)
+        -> VerifiedToken
+    {
         let (cached, keys, generation) = state.withLock { state in
             (state.cache[token], state.keys, state.generation)
         }
