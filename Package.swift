@@ -135,6 +135,7 @@ let package = Package(
                 "QuireAPI", "QuireHTTP", "QuireCore", "QuireClient", "QuireTesting", "quire",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                // Test only: the SDK's event stream on Linux (URLSessionTransport buffers bodies there).
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
