@@ -3,8 +3,12 @@
 
 SWIFT ?= swift
 RUN_ARGS ?=
+## Seconds each fuzz target runs: in `make test` (the seed corpora replayed, then a short search) and
+## in `make fuzz`.
+FUZZ_TEST_SECONDS ?= 5
+FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test tls-test check-dockerfile check-format format openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
+.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test tls-test check-dockerfile check-format format fuzz openapi bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
 
 all: build
 
@@ -26,7 +30,8 @@ run: build-release
 	.build/release/quire serve $(RUN_ARGS)
 
 ## Every test: unit, property and loopback-HTTP tests, schemathesis, the generated Swift and Python clients
-## against a live server, TLS, then the Dockerfile's runtime-library check.
+## against a live server, TLS, the fuzz targets (seed corpora replayed under ASan, then 5 s each), then the
+## Dockerfile's runtime-library check.
 test: deps
 	scripts/check-format
 	$(SWIFT) build --build-tests
@@ -35,6 +40,7 @@ test: deps
 	scripts/wire-test
 	scripts/client-test
 	scripts/tls-test
+	scripts/fuzz --seconds $(FUZZ_TEST_SECONDS)
 	scripts/check-dockerfile
 
 ## schemathesis against a live server with openapi.yaml: no 5xx, no response that breaks the spec.
@@ -52,6 +58,11 @@ wire-test: deps
 client-test: deps
 	$(SWIFT) build --product quire
 	scripts/client-test
+
+## Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser fed by the network, each target for
+## FUZZ_SECONDS; a crash fails with its input saved under .build/fuzz/artifacts.
+fuzz: deps
+	scripts/fuzz --seconds $(FUZZ_SECONDS)
 
 ## HTTPS end to end: testssl.sh against quire's TLS; deploy/nginx passes nginx -t and serves HTTP/2.
 tls-test: deps

@@ -119,6 +119,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The parsers that face the network as libFuzzer targets: scripts/fuzz builds them with swiftc,
+        // -sanitize=fuzzer,address (libFuzzer brings its own main, which SwiftPM's executables cannot
+        // leave out); a plain build replays corpora.
+        .executableTarget(name: "quire-fuzz", dependencies: ["QuireCore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "quire-bench",
             dependencies: ["QuireCore", "QuireClient", "QuireStore"],

@@ -110,6 +110,7 @@ info:
     | 422 | `https://quire.dev/problems/invalid-op` | Invalid operation | an operation cannot apply: malformed, unknown `op`, missing target or anchor, an id that already exists, a move into its own subtree | `opIndex`: index of the failing operation; `path` when a member is to blame |
     | 500 | `https://quire.dev/problems/internal` | Internal error | never expected; the cause is logged under the request id | `requestId` |
     | 503 | `https://quire.dev/problems/overloaded` | Service unavailable | starting or draining, session or long-poll (waiter) limits reached | `Retry-After` (seconds) |
+    | 501 | `https://quire.dev/problems/not-implemented` | Not implemented | a `Transfer-Encoding` other than `chunked` (the connection is closed after the answer) | |
 
     `404 not-found`, `405 method-not-allowed` and `413 payload-too-large` can be answered for any request
     and are described here once rather than on every operation.

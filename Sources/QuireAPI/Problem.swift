@@ -94,13 +94,14 @@ extension Problem {
         public static let invalidOp = Kind(slug: "invalid-op", title: "Invalid operation", status: 422)
         public static let `internal` = Kind(slug: "internal", title: "Internal error", status: 500)
         public static let overloaded = Kind(slug: "overloaded", title: "Service unavailable", status: 503)
+        public static let notImplemented = Kind(slug: "not-implemented", title: "Not implemented", status: 501)
 
         /// Every problem type, for documentation and tests.
         public static let all: [Kind] = [
             invalidJSON, invalidRequest, invalidCursor, unauthorized, forbidden, notFound, listNotFound,
             sessionNotFound,
             methodNotAllowed, sinceMismatch, versionMismatch, payloadTooLarge, unsupportedMediaType,
-            invalidList, invalidOp, .internal, overloaded,
+            invalidList, invalidOp, .internal, overloaded, notImplemented,
         ]
     }
 }

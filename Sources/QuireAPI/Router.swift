@@ -264,6 +264,8 @@ public struct RouterResponder: HTTPResponder {
             ).response
         case .malformedContentEncoding(let coding):
             Problem(.invalidRequest, detail: "The body is not valid \(coding.rawValue) data.").response
+        case .malformedFraming(let refusal):
+            Problem(refusal.status == 501 ? .notImplemented : .invalidRequest, detail: refusal.detail).response
         }
     }
 

@@ -38,6 +38,8 @@ final class ServiceMetrics: RequestObserver {
     private let sentBytes: Counter
     /// Requests refused by the access check, by reason.
     private let denials: [DenialReason: Counter]
+    /// Requests refused for their framing (RFC 9112), by reason.
+    private let framingRefusals: [FramingRefusal: Counter]
 
     /// What the counters fed at scrape time had reached at the previous scrape.
     private struct ScrapeState {
@@ -48,6 +50,7 @@ final class ServiceMetrics: RequestObserver {
         var droppedLines = 0
         var bodyBytes = 0
         var sentBytes = 0
+        var framingRefusals: [FramingRefusal: Int] = [:]
     }
 
     private struct WeakServer {
@@ -116,6 +119,17 @@ final class ServiceMetrics: RequestObserver {
                         labels: [("reason", $0.rawValue)])
                 )
             })
+        framingRefusals = Dictionary(
+            uniqueKeysWithValues: FramingRefusal.allCases.map {
+                (
+                    $0,
+                    registry.makeCounter(
+                        descriptor: Self.name(
+                            "quire_http_framing_refusals_total",
+                            "Requests refused for their framing (RFC 9112: duplicate Content-Length, obs-fold, ...)."),
+                        labels: [("reason", $0.rawValue)])
+                )
+            })
     }
 
     /// Counts a request refused by the access check.
@@ -177,7 +191,9 @@ final class ServiceMetrics: RequestObserver {
                 cut: max(state.cut, server?.lateRequestsCut ?? 0),
                 droppedLines: max(state.droppedLines, accessLog?.droppedLines ?? 0),
                 bodyBytes: max(state.bodyBytes, server?.responseBodyBytes ?? 0),
-                sentBytes: max(state.sentBytes, server?.responseBodyBytesSent ?? 0))
+                sentBytes: max(state.sentBytes, server?.responseBodyBytesSent ?? 0),
+                framingRefusals: state.framingRefusals.merging(
+                    server?.framingRefusalCounts ?? [:], uniquingKeysWith: max))
             return (before, state)
         }
         for (counter, delta) in [
@@ -187,6 +203,10 @@ final class ServiceMetrics: RequestObserver {
             (bodyBytes, now.bodyBytes - before.bodyBytes), (sentBytes, now.sentBytes - before.sentBytes),
         ] where delta > 0 {
             counter.increment(by: Int64(delta))
+        }
+        for (reason, count) in now.framingRefusals {
+            let delta = count - before.framingRefusals[reason, default: 0]
+            if delta > 0 { framingRefusals[reason]?.increment(by: Int64(delta)) }
         }
         return registry.emitToBuffer()
     }

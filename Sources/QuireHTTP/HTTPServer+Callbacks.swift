@@ -29,6 +29,8 @@ final class RequestContext {
     var socket: Int32 = -1
     /// What the request accepts and holds (`Accept-Encoding`, `If-None-Match`), for its response.
     var negotiation: Negotiation?
+    /// The connection is closed after this request's response (its framing was refused).
+    var closesConnection = false
 }
 
 func accessHandlerTrampoline(
@@ -43,7 +45,7 @@ func accessHandlerTrampoline(
 ) -> MHD_Result {
     guard let cls, let connection, let url, let method, let uploadDataSize, let requestSlot else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    return server.handle(connection, url, method, uploadData, uploadDataSize, requestSlot)
+    return server.handle(connection, url, method, version, uploadData, uploadDataSize, requestSlot)
 }
 
 /// libmicrohttpd's URI log callback: a request line has arrived. The request's context starts here, so
@@ -111,6 +113,22 @@ func connectionNotifyTrampoline(
     }
 }
 
+extension FramingRefusal {
+    fileprivate init(_ refusal: quire_framing_refusal) {
+        self =
+            switch refusal {
+            case QUIRE_FRAMING_DUPLICATE_CONTENT_LENGTH: .duplicateContentLength
+            case QUIRE_FRAMING_INVALID_FIELD_NAME: .invalidFieldName
+            case QUIRE_FRAMING_OBSOLETE_LINE_FOLDING: .obsoleteLineFolding
+            case QUIRE_FRAMING_HOST: .host
+            case QUIRE_FRAMING_CONTENT_LENGTH_WITH_TRANSFER_ENCODING: .contentLengthWithTransferEncoding
+            case QUIRE_FRAMING_INVALID_TRANSFER_ENCODING: .invalidTransferEncoding
+            case QUIRE_FRAMING_UNKNOWN_TRANSFER_CODING: .unknownTransferCoding
+            default: .invalidFieldValue
+            }
+    }
+}
+
 extension HTTPServer {
     /// Gives a new TLS connection the current credentials (retained in its slot until it closes) and the
     /// session-ticket key. A connection that cannot be prepared is refused at its handshake (the daemon's
@@ -172,6 +190,7 @@ extension HTTPServer {
         _ connection: OpaquePointer,
         _ url: UnsafePointer<CChar>,
         _ method: UnsafePointer<CChar>,
+        _ version: UnsafePointer<CChar>?,
         _ uploadData: UnsafePointer<CChar>?,
         _ uploadDataSize: UnsafeMutablePointer<Int>,
         _ requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
@@ -185,8 +204,19 @@ extension HTTPServer {
             requestStarted()
         }
         if !context.hasHeaders {
-            // First call: headers only. Reject a declared oversized body before reading it.
+            // First call: headers only. Refuse a smuggler's framing, and a declared oversized body, before
+            // reading the body.
             context.hasHeaders = true
+            let http10 = version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false
+            let framing = quire_framing_check(connection, !http10)
+            if framing != QUIRE_FRAMING_OK {
+                context.isAnswered = true
+                context.closesConnection = true
+                let refusal = FramingRefusal(framing)
+                countRefusal(refusal)
+                (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
+                return queue(responder.response(for: .malformedFraming(refusal)), on: connection, context: context)
+            }
             if declaredBodyLength(connection) > configuration.maxBodyBytes {
                 context.isAnswered = true
                 (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
@@ -362,7 +392,7 @@ extension HTTPServer {
     }
 
     private func extraHeaders(_ context: RequestContext) -> ExtraHeaders {
-        ExtraHeaders(requestID: context.requestID, closing: isDraining)
+        ExtraHeaders(requestID: context.requestID, closing: isDraining || context.closesConnection)
     }
 
     /// The request's values of one kind (headers, query arguments), decoded, in order: one array, and a

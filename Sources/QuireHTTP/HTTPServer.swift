@@ -34,6 +34,8 @@ public final class HTTPServer: Sendable {
     /// libmicrohttpd's messages, each logged at most once a second (a flood past the connection limit
     /// would otherwise log a line per connection).
     let libraryMessages = Mutex<[String: FailureLog]>([:])
+    /// Requests whose framing was refused, by reason, since start (taken only on a refusal).
+    private let framingRefusals = Mutex<[FramingRefusal: Int]>([:])
     /// Requests still arriving, cut when they take longer than `requestTimeoutSeconds`.
     let deadlines: RequestDeadlines
     /// HTTPS only: the credentials each new connection is given (replaced by ``reloadCertificate()``).
@@ -67,6 +69,15 @@ public final class HTTPServer: Sendable {
             guard case .running(let daemon, _) = state else { return 0 }
             return Int(quire_mhd_connection_count(daemon.pointer))
         }
+    }
+
+    /// Requests refused for their framing (see ``FramingRefusal``), by reason, since start.
+    public var framingRefusalCounts: [FramingRefusal: Int] {
+        framingRefusals.withLock { $0 }
+    }
+
+    func countRefusal(_ refusal: FramingRefusal) {
+        framingRefusals.withLock { $0[refusal, default: 0] += 1 }
     }
 
     /// Requests cut because they did not arrive whole within `requestTimeoutSeconds`, since start.

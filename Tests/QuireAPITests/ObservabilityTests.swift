@@ -77,6 +77,29 @@ struct ObservabilityTests {
         #expect(text.contains("quire_http_connections_refused_total 1"))
     }
 
+    @Test("a refused framing is a problem document of API.md §7, counted by reason in /metrics")
+    func framingRefusals() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        let connection = try api.server.connect()
+        try connection.write(
+            Array("POST /v1/lists/l/ops HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n2\r\n{}\r\n".utf8))
+        let refused = try connection.readResponse()
+        #expect(refused.status == 501)
+        let problem = try ProblemDocument(refused.body)
+        #expect(problem.type == "https://quire.dev/problems/not-implemented")
+        let folded = try api.server.connect()
+        try folded.write(Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n 2\r\n\r\n".utf8))
+        let second = try folded.readResponse()
+        #expect(second.status == 400)
+        #expect(try ProblemDocument(second.body).type == "https://quire.dev/problems/invalid-request")
+        let text = try api.call("GET", "/metrics").text
+        #expect(text.contains(#"quire_http_framing_refusals_total{reason="unknown-transfer-coding"} 1"#))
+        #expect(text.contains(#"quire_http_framing_refusals_total{reason="obsolete-line-folding"} 1"#))
+        #expect(text.contains(#"quire_http_framing_refusals_total{reason="host"} 0"#))
+        #expect((try? api.call("GET", "/v1/lists/l"))?.status == 404)  // the rejected write changed nothing
+    }
+
     @Test("one access-log line per request: method, route template, status, duration, bytes, request id")
     func accessLog() throws {
         let lines = LogLines()

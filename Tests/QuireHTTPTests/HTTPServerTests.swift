@@ -287,6 +287,7 @@ struct HTTPServerTests {
             }
             let server = try TestServer(responder: responder) { $0.drainTimeoutSeconds = 0 }
             let statuses = Mutex<[Int]>([])
+            let stopped = Mutex(false)
             DetachedThread.start {
                 let deadline = ContinuousClock.now + .seconds(10)
                 while server.server.inFlightCount < 8 && ContinuousClock.now < deadline { sleep(milliseconds: 1) }
@@ -295,6 +296,7 @@ struct HTTPServerTests {
                     DetachedThread.start { pending.resume(with: Response(status: 200, text: "ok")) }
                 }
                 server.stop()
+                stopped.withLock { $0 = true }
             }
             try concurrently(8) { _ in
                 // With no drain time a response may still be unsent when the connections are closed.
@@ -302,6 +304,11 @@ struct HTTPServerTests {
                 statuses.withLock { $0.append(status) }
             }
             #expect(statuses.withLock { $0.allSatisfy { [0, 200, 503].contains($0) } }, "round \(round)")
+            // The clients see their connections closed before the shutdown has returned: wait for it (the
+            // hang this guards against is a shutdown that never returns).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !stopped.withLock({ $0 }) && ContinuousClock.now < deadline { sleep(milliseconds: 5) }
+            #expect(stopped.withLock { $0 }, "round \(round): the shutdown returned")
             #expect(server.server.port == nil, "round \(round): stopped")
         }
     }
