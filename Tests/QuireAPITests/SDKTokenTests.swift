@@ -1,5 +1,4 @@
 import Foundation
-import JWTKit
 import QuireClient
 import QuireHTTP
 import QuireTesting
