@@ -1,4 +1,5 @@
 import Foundation
+import OpenAPIAsyncHTTPClient
 import QuireClient
 import QuireHTTP
 import QuireTesting
@@ -73,6 +74,35 @@ extension SDKTests {
         #expect(write.status == 200)
         try await Self.converge(session, fixture)
         #expect(await session.window == (try fixture.freshWindow(ofSession: id)))
+        await session.close()
+    }
+
+    @Test("an event stream ended by its token's expiry reconnects with the refresh closure's token")
+    func expiredTokenOnTheStream() async throws {
+        let fixture = try await Self.tokenFixture()
+        defer { fixture.stop() }
+        let short = try await TestTokens.hs256(TestTokens.claims(scope: "read:feed", lifetime: 2))
+        let refreshes = Mutex(0)
+        let client = QuireClient(
+            baseURL: URL(string: "http://127.0.0.1:\(fixture.server.port)")!, transport: AsyncHTTPClientTransport(),
+            streamsResponses: true, token: short,
+            refresh: {
+                refreshes.withLock { $0 += 1 }
+                return try await TestTokens.hs256(TestTokens.claims(scope: "read:feed", lifetime: 600))
+            })
+        let session = client.session(list: "feed", options: QuireSession.Options(limit: 10, transport: .events))
+        try await session.open()
+        let id = try #require(await session.sessionID)
+        try await Task.sleep(for: .seconds(3.5))  // the stream has ended with its token; the next one is refreshed
+        let write = try fixture.call(
+            "POST", "/v1/lists/feed/ops", json: ["ops": [["op": "removeItems", "ids": ["s0-2"]]]],
+            headers: bearer("writer"))
+        #expect(write.status == 200)
+        try await Self.converge(session, fixture)
+        #expect(await session.window == (try fixture.freshWindow(ofSession: id)))
+        #expect(refreshes.withLock { $0 } >= 1)
+        let statistics = await session.statistics
+        #expect(statistics.streams >= 2 && statistics.events >= 1 && statistics.longPolls == 0, "\(statistics)")
         await session.close()
     }
 
