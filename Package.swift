@@ -27,6 +27,14 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         // HMAC for the token fuzz target's signed inputs (already in the graph through jwt-kit).
         .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
+        // The SDK's wire: a client generated from openapi.yaml (build plugin), URLSession as its transport.
+        .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // Tests only: a transport that streams on Linux, to run the SDK over the event stream.
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C at the bottom: libmicrohttpd through pkg-config, plus the shim for its variadic functions.
@@ -97,8 +105,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // A thin client's window model (Foundation only): what an app links, and the tests' oracle.
-        .target(name: "QuireClient", swiftSettings: swiftSettings),
+        // The Swift SDK: the session loop through the client swift-openapi-generator makes from openapi.yaml
+        // (symlinked into the target), and the window model (also the tests' oracle). Foundation, the
+        // OpenAPI runtime and its URLSession transport only.
+        .target(
+            name: "QuireClient",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
         // Fixtures and a loopback HTTP client for the tests.
         .target(
             name: "QuireTesting",
@@ -143,6 +162,10 @@ let package = Package(
             dependencies: [
                 "QuireAPI", "QuireAuth", "QuireHTTP", "QuireCore", "QuireClient", "QuireTesting", "quire",
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                // Test only: the SDK's event stream on Linux (URLSessionTransport buffers bodies there).
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

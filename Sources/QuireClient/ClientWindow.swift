@@ -1,5 +1,3 @@
-public import Foundation
-
 /// One section as the client shows it.
 public struct ClientSection: Hashable, Sendable {
     /// The section's id.
@@ -30,33 +28,6 @@ public struct ClientWindow: Hashable, Sendable {
         self.sections = sections
     }
 
-    /// A window from a page's `sections` array (JSON).
-    ///
-    /// - Throws: ``ChangeError`` for malformed JSON or a missing member.
-    public init(pageSections data: Data) throws {
-        guard case .array(let elements) = try ClientJSONParser.parse(Array(data)) else {
-            throw ChangeError("a page's sections must be an array")
-        }
-        sections = try elements.map(ClientSection.init(json:))
-    }
-
     /// The items' ids in order, across sections.
     public var itemIDs: [String] { sections.flatMap { $0.items.compactMap { $0["id"]?.stringValue } } }
-
-    /// Applies a `batch` change object (JSON).
-    ///
-    /// - Throws: ``ChangeError`` when it is malformed or breaks a batch rule; the window is unchanged.
-    public mutating func apply(batch data: Data) throws {
-        try apply(BatchChanges(json: ClientJSONParser.parse(Array(data))))
-    }
-
-    /// Applies a `sequential` change array (JSON).
-    ///
-    /// - Throws: ``ChangeError`` when it is malformed or an op does not fit; the window is unchanged.
-    public mutating func apply(sequential data: Data) throws {
-        guard case .array(let elements) = try ClientJSONParser.parse(Array(data)) else {
-            throw ChangeError("sequential changes must be an array")
-        }
-        try apply(elements.map(SequentialOp.init(json:)))
-    }
 }

@@ -1,4 +1,7 @@
 public import Foundation
+import HTTPTypes
+public import OpenAPIRuntime
+import OpenAPIURLSession
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -13,69 +16,120 @@ public import Foundation
 /// Task { for await update in session.updates { render(update.window) } }
 /// try await session.open()
 /// ```
+///
+/// Every request goes through the `Client` that swift-openapi-generator makes from the repository's
+/// `openapi.yaml` (built by its plugin into this module), and every answer is decoded by the types it
+/// generates: the SDK cannot drift from the contract.
+///
+/// **Transports.** Any `ClientTransport` of swift-openapi-runtime carries the requests; the default is
+/// `URLSessionTransport`. The event stream (API.md §4c) needs a transport that hands a response body over
+/// as it arrives (`streamsResponses`): `URLSessionTransport` does on Apple platforms, but on Linux
+/// (swift-corelibs-foundation) it buffers the whole body, and a stream never ends, so there the default
+/// client follows writes with long polls instead. `AsyncHTTPClientTransport`
+/// (swift-openapi-async-http-client) streams on Linux too.
 public final class QuireClient: Sendable {
     public let baseURL: URL
-    let urlSession: URLSession
+    /// The transport hands response bodies over as they arrive: sessions with the `.automatic` transport
+    /// follow writes on the event stream, else with long polls.
+    public let streamsResponses: Bool
+    let api: Client
     let tokens: TokenSource
+    /// Cancelling a request in flight is safe with this transport: not so with URLSessionTransport on Linux,
+    /// where swift-corelibs-foundation traps when a cancellation races the task's own end.
+    let cancelsRequestsSafely: Bool
 
+    /// A client on `URLSessionTransport` (an ephemeral `URLSession`).
+    ///
     /// - Parameters:
     ///   - token: the bearer token, or `nil` for a server without tokens.
-    ///   - refresh: gives a new token when the server answers `401` (an expired JSON Web Token).
+    ///   - refresh: gives a new token when the server answers `401` (an expired JSON Web Token); the request
+    ///     is then sent once more with it.
     public convenience init(
         baseURL: URL, token: String? = nil, refresh: (@Sendable () async throws -> String)? = nil
     ) {
-        self.init(baseURL: baseURL, tokenSource: TokenSource(initial: token, refresh: refresh))
+        let (transport, streams) = Self.urlSessionTransport()
+        self.init(
+            baseURL: baseURL, transport: transport, streamsResponses: streams, cancelsRequestsSafely: streams,
+            tokenSource: TokenSource(initial: token, refresh: refresh))
     }
 
-    /// A token given by a closure, called first and again whenever the server answers `401`.
+    /// A client on `URLSessionTransport` whose token is given by a closure: called before the first request,
+    /// and again whenever the server answers `401` (the request is then sent once more with the new token).
     public convenience init(baseURL: URL, token: @escaping @Sendable () async throws -> String) {
-        self.init(baseURL: baseURL, tokenSource: TokenSource(initial: nil, refresh: token))
+        let (transport, streams) = Self.urlSessionTransport()
+        self.init(
+            baseURL: baseURL, transport: transport, streamsResponses: streams, cancelsRequestsSafely: streams,
+            tokenSource: TokenSource(initial: nil, refresh: token))
     }
 
-    init(baseURL: URL, tokenSource: TokenSource) {
+    /// A client on any transport of swift-openapi-runtime.
+    ///
+    /// - Parameters:
+    ///   - transport: carries the generated client's requests (e.g. `AsyncHTTPClientTransport`).
+    ///   - streamsResponses: whether `transport` hands a response body over as it arrives; only then do
+    ///     sessions use the event stream (a buffering transport would wait for a stream's end forever).
+    ///   - token: the bearer token, or `nil`; `refresh`: a new one after a `401`.
+    public convenience init(
+        baseURL: URL, transport: any ClientTransport, streamsResponses: Bool, token: String? = nil,
+        refresh: (@Sendable () async throws -> String)? = nil
+    ) {
+        self.init(
+            baseURL: baseURL, transport: transport, streamsResponses: streamsResponses, cancelsRequestsSafely: true,
+            tokenSource: TokenSource(initial: token, refresh: refresh))
+    }
+
+    init(
+        baseURL: URL, transport: any ClientTransport, streamsResponses: Bool, cancelsRequestsSafely: Bool,
+        tokenSource: TokenSource
+    ) {
         self.baseURL = baseURL
-        self.tokens = tokenSource
+        self.streamsResponses = streamsResponses
+        self.cancelsRequestsSafely = cancelsRequestsSafely
+        tokens = tokenSource
+        api = Client(
+            serverURL: baseURL, transport: transport, middlewares: [BearerTokenMiddleware(tokens: tokenSource)])
+    }
+
+    /// The default transport, and whether it streams: on Apple platforms URLSession streams response
+    /// bodies; swift-corelibs-foundation's URLSessionTransport (Linux) buffers them.
+    static func urlSessionTransport() -> (URLSessionTransport, Bool) {
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 90  // longer than a long poll's wait
+        configuration.timeoutIntervalForRequest = 90  // longer than a long poll's wait, and than heartbeats
         configuration.httpMaximumConnectionsPerHost = 8
-        urlSession = URLSession(configuration: configuration)
+        let transport = URLSessionTransport(configuration: .init(session: URLSession(configuration: configuration)))
+        #if canImport(FoundationNetworking)
+            return (transport, false)
+        #else
+            return (transport, true)
+        #endif
     }
 
     /// A live session on `list`; nothing is sent until ``QuireSession/open()``.
     public func session(list: String, options: QuireSession.Options = QuireSession.Options()) -> QuireSession {
         QuireSession(client: self, list: list, options: options)
     }
+}
 
-    /// One request; `401` is answered by refreshing the token and trying once more.
-    func send(_ method: String, _ path: String, query: [URLQueryItem] = [], json: ClientJSON? = nil) async throws
-        -> HTTPAnswer
-    {
-        var refreshed = false
-        while true {
-            var request = URLRequest(url: url(path, query: query))
-            request.httpMethod = method
-            if let json {
-                request.httpBody = Data(json.serialized())
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            }
-            if let token = try await tokens.current() {
-                request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-            }
-            let (data, response) = try await urlSession.data(for: request)
-            let answer = HTTPAnswer(data: data, response: response as? HTTPURLResponse)
-            if answer.status == 401 && !refreshed && tokens.canRefresh {
-                refreshed = true
-                try await tokens.refresh()
-                continue
-            }
-            return answer
-        }
-    }
+/// Sends the bearer token with every request of the generated client; on `401`, asks the token source for
+/// a new token and sends the request once more (API.md §5b: an expired JSON Web Token).
+struct BearerTokenMiddleware: ClientMiddleware {
+    let tokens: TokenSource
 
-    func url(_ path: String, query: [URLQueryItem] = []) -> URL {
-        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
-        if !query.isEmpty { components.queryItems = query }
-        return components.url!
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        let token = try await tokens.current()
+        if let token { request.headerFields[.authorization] = "Bearer \(token)" }
+        let (response, responseBody) = try await next(request, body, baseURL)
+        guard response.status == .unauthorized, tokens.canRefresh else { return (response, responseBody) }
+        // The refused answer is read to its end (a problem document) so that its connection can be reused.
+        if let responseBody { _ = try? await Data(collecting: responseBody, upTo: 1 << 16) }
+        guard let fresh = try await tokens.refreshed(after: token) else { return (response, nil) }
+        request.headerFields[.authorization] = "Bearer \(fresh)"
+        // Request bodies of the generated client are JSON bytes in memory: they can be sent again.
+        return try await next(request, body, baseURL)
     }
 }
 
@@ -91,55 +145,24 @@ final class TokenSource: Sendable {
 
     var canRefresh: Bool { refresher != nil }
 
+    /// The token to send: the last one, or the closure's first.
     func current() async throws -> String? {
         if let token = state.value { return token }
-        guard refresher != nil else { return nil }
-        try await refresh()
-        return state.value
-    }
-
-    func refresh() async throws {
-        guard let refresher else { return }
+        guard let refresher else { return nil }
         let token = try await refresher()
         state.value = token
-    }
-}
-
-/// A status, headers and body.
-struct HTTPAnswer: Sendable {
-    let status: Int
-    let headers: [String: String]
-    let body: Data
-
-    init(data: Data, response: HTTPURLResponse?) {
-        status = response?.statusCode ?? 0
-        var headers: [String: String] = [:]
-        for (name, value) in response?.allHeaderFields ?? [:] {
-            headers[String(describing: name).lowercased()] = String(describing: value)
-        }
-        self.headers = headers
-        body = data
+        return token
     }
 
-    init(status: Int, headers: [String: String], body: Data) {
-        self.status = status
-        self.headers = headers
-        self.body = body
+    /// A token to replace `failed`, which the server refused: the closure's new one, or the one another
+    /// request got meanwhile (several requests refused at once call the closure once each at most).
+    func refreshed(after failed: String?) async throws -> String? {
+        guard let refresher else { return nil }
+        if let now = state.value, now != failed { return now }
+        let token = try await refresher()
+        state.value = token
+        return token
     }
-
-    /// The body parsed as JSON.
-    func json() throws -> ClientJSON {
-        try ClientJSON(parsing: body)
-    }
-
-    /// The problem document's type name (`session-not-found`), if the body is one.
-    var problem: String? {
-        guard let type = (try? json())?["type"]?.stringValue else { return nil }
-        return type.split(separator: "/").last.map(String.init)
-    }
-
-    /// `Retry-After` in seconds.
-    var retryAfter: Double? { headers["retry-after"].flatMap(Double.init) }
 }
 
 /// A value behind a lock, for the few mutable parts shared across threads.
@@ -155,67 +178,5 @@ final class LockedValue<Value: Sendable>: @unchecked Sendable {
     var value: Value {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
-    }
-
-    func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try lock.withLock { try body(&stored) }
-    }
-}
-
-extension ClientJSON {
-    /// The value as JSON text; whole numbers are written without a fraction (`20`, not `20.0`: the server
-    /// takes limits and `seq` as integers).
-    func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        write(into: &out)
-        return out
-    }
-
-    private func write(into out: inout [UInt8]) {
-        switch self {
-        case .null: out.append(contentsOf: "null".utf8)
-        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .number(let number):
-            if let whole = Int64(exactly: number) {
-                out.append(contentsOf: String(whole).utf8)
-            } else {
-                out.append(contentsOf: "\(number)".utf8)
-            }
-        case .string(let string): Self.writeString(string, into: &out)
-        case .array(let elements):
-            out.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                element.write(into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .object(let members):
-            out.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                members[key]!.write(into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-    }
-
-    private static func writeString(_ string: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out.append(contentsOf: "\\\"".utf8)
-            case "\\": out.append(contentsOf: "\\\\".utf8)
-            case "\n": out.append(contentsOf: "\\n".utf8)
-            case "\r": out.append(contentsOf: "\\r".utf8)
-            case "\t": out.append(contentsOf: "\\t".utf8)
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
-            default: out.append(contentsOf: String(scalar).utf8)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
     }
 }

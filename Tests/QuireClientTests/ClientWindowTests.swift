@@ -58,7 +58,7 @@ struct ClientWindowTests {
         #""deleteItems":[[0,5]],"counts":[1,1,0]"#,
         #""deleteSections":[1],"moveItems":[{"from":[1,0],"to":[0,0]}],"counts":[3,0]"#,
         #""moveSections":[{"from":0,"to":1}],"deleteItems":[[0,0]],"counts":[1,1,0]"#,
-        #""insertSections":[{"index":0,"section":{"id":"n","items":[]}}],"insertItems":[{"at":[0,0],"item":\#(clientItem("x"))}],"counts":[1,2,1,0]"#,
+        #""insertSections":[{"index":0,"section":{"id":"n","header":null,"footer":null,"offset":0,"count":0,"items":[]}}],"insertItems":[{"at":[0,0],"item":\#(clientItem("x"))}],"counts":[1,2,1,0]"#,
         #""updateItems":[{"at":[0,0],"item":\#(clientItem("zz"))}],"counts":[2,1,0]"#,
         #""insertItems":[{"at":[0,1],"item":\#(clientItem("x"))},{"at":[0,1],"item":\#(clientItem("y"))}],"counts":[4,1,0]"#,
     ])
@@ -75,7 +75,7 @@ struct ClientWindowTests {
             sequential: Data(
                 #"""
                 [{"op":"deleteItem","at":[0,0],"id":"a"},{"op":"moveItem","from":[1,0],"to":[0,0],"id":"c"},
-                 {"op":"insertSection","index":3,"section":{"id":"n","header":null,"footer":null,"items":[]}},
+                 {"op":"insertSection","index":3,"section":{"id":"n","header":null,"footer":null,"offset":0,"count":0,"items":[]}},
                  {"op":"moveSection","from":3,"to":0,"id":"n"},{"op":"insertItem","at":[0,0],"item":\#(item("x"))},
                  {"op":"updateItem","at":[1,1],"item":\#(item("b", "v"))},
                  {"op":"updateSection","index":2,"id":"s1","header":null,"footer":{"type":"f","data":null}},

@@ -20,7 +20,7 @@ struct DiffCaseTests {
         client = try oldWindow.clientWindow()
         try client.apply(sequential: changes.sequentialJSON)
         #expect(client == expected)
-        return (changes, try BatchChanges(json: ClientJSON(parsing: changes.batchJSON)))
+        return (changes, try BatchChanges(data: changes.batchJSON))
     }
 
     @Test func emptyToFullAndBack() throws {
@@ -56,7 +56,7 @@ struct DiffCaseTests {
         let changes = old.window(range: 0..<100_000).changes(to: new.window(range: 0..<100_000))
         #expect(changes.movedItemCount == 1)
         #expect(changes.operationCount == 1)
-        let batch = try BatchChanges(json: ClientJSON(parsing: changes.batchJSON))
+        let batch = try BatchChanges(data: changes.batchJSON)
         #expect(batch.moveItems == [BatchChanges.ItemMove(from: [0, 0], to: [0, 99_999])])
         #expect(
             String(decoding: changes.sequentialJSON, as: UTF8.self)

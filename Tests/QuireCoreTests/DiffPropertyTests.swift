@@ -73,7 +73,7 @@ struct DiffPropertyTests {
     /// Moves a correct diff must make, computed independently: every item that changes surviving section,
     /// plus, per section, the items outside a longest increasing subsequence of those that stay in it.
     private func minimalMoves(_ old: Window, _ new: Window, _ changes: WindowChanges) -> Int {
-        let batch = try! BatchChanges(json: ClientJSON(parsing: changes.batchJSON))
+        let batch = try! BatchChanges(data: changes.batchJSON)
         let deleted = Set(batch.deleteSections)
         let inserted = Set(batch.insertSections.map(\.index))
         let oldSurvivors = old.sections.indices.filter { !deleted.contains($0) }

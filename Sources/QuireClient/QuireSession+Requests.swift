@@ -1,0 +1,118 @@
+import Foundation
+import OpenAPIRuntime
+
+/// The app's calls on a session: each one request of the generated client, sent again after a lost
+/// connection (the same request names the same window), with `409` answered by a reset, `404` by a new
+/// session and `503` by a pause.
+extension QuireSession {
+    /// Stops following, deletes the session, ends ``updates``.
+    public func close() async {
+        isClosed = true
+        // The DELETE ends the session's long poll (`404`) and its stream (`event: gone`) on the server.
+        if let id = sessionID { try? await client.deleteSession(id) }
+        // swift-corelibs-foundation (Linux) traps when a cancellation races a URLSession task's own end, and
+        // URLSessionTransport cancels its task when the calling task is cancelled: with that transport the
+        // follower is left to see `isClosed` when its long poll returns (at once, after the DELETE).
+        if client.cancelsRequestsSafely { pushTask?.cancel() }
+        pushTask = nil
+        continuation.finish()
+    }
+
+    enum Call: Sendable {
+        case update
+        case extend(Components.Parameters.Extend, Int?)
+        case expand(String, Bool)
+        case reset(Int?)
+        case longPoll(Int)
+    }
+
+    func call(_ request: Call) async throws {
+        var failures = 0
+        while !isClosed {
+            guard let id = sessionID else { throw QuireClientError(status: 0, problem: nil, description: "not open") }
+            let reply: Reply<Components.Schemas.ChangesAnswer>
+            do {
+                reply = try await send(request, session: id)
+            } catch let error as ClientError where !Task.isCancelled && !(error.underlyingError is CancellationError) {
+                // Lost on the way: the same request again names the same window, which the server answers
+                // from there even if the lost one moved the session (API.md §4a).
+                failures += 1
+                guard failures <= 6 else { throw error }
+                statistics.retries += 1
+                try await Task.sleep(for: .seconds(backoff(failures)))
+                continue
+            }
+            guard !isClosed else { return }
+            guard id == sessionID else { continue }  // a new session meanwhile: ask it instead
+            switch reply {
+            case .ok(let answer):
+                try await apply(Answer(answer))
+                return
+            case .refused(let refusal) where refusal.status == 409:
+                statistics.resets += 1
+                if case .reset = request { throw refusal.error }
+                try await call(.reset(nil))
+                return
+            case .refused(let refusal) where refusal.status == 404 && refusal.problem == "session-not-found":
+                try await recover()
+                return
+            case .refused(let refusal) where refusal.status == 503:
+                failures += 1
+                try await pause(after: refusal, failures: failures)
+            case .refused(let refusal):
+                throw refusal.error
+            }
+        }
+    }
+
+    /// The HTTP request of `request` on session `id`, from the window the client holds now.
+    private func send(_ request: Call, session id: String) async throws -> Reply<Components.Schemas.ChangesAnswer> {
+        switch request {
+        case .update:
+            return try await client.changes(session: id, .init(seq: seq))
+        case .extend(let direction, let limit):
+            return try await client.changes(session: id, .init(seq: seq, extend: direction, limit: limit))
+        case .longPoll(let wait):
+            return try await client.changes(session: id, .init(seq: seq, wait: wait))
+        case .expand(let item, let expanding):
+            return try await client.expand(session: id, .init(seq: seq, id: item), expanding: expanding)
+        case .reset(let limit):
+            return try await client.reset(session: id, .init(limit: limit))
+        }
+    }
+
+    func create(around: String?) async throws {
+        let request = Components.Schemas.SessionCreateRequest(
+            limit: options.limit, format: options.format == .batch ? .batch : .sequential, around: around,
+            expanded: options.expanded.isEmpty ? nil : options.expanded, keep: options.keep)
+        var failures = 0
+        while !isClosed {
+            switch try await client.createSession(list: list, request) {
+            case .ok(let page):
+                sessionID = page.session
+                statistics.sessionsOpened += 1
+                waiting = [:]
+                windows = []
+                let window = ClientWindow(sections: page.sections.map(ClientSection.init))
+                publish(
+                    .reset(window), window: window, seq: page.seq, hasPrev: page.page.hasPrev,
+                    hasNext: page.page.hasNext)
+                return
+            case .refused(let refusal) where refusal.status == 503:
+                failures += 1
+                try await pause(after: refusal, failures: failures)
+            case .refused(let refusal):
+                throw refusal.error
+            }
+        }
+    }
+
+    /// The session is gone (`404`, `event: gone`): a new one around the first item the app shows (the
+    /// server opens the first page when that item is gone too).
+    func recover() async throws {
+        guard !isClosed else { return }
+        let anchor = visibleItem ?? window.itemIDs.first ?? options.around
+        sessionID = nil
+        try await create(around: anchor)
+    }
+}
