@@ -144,7 +144,11 @@ let package = Package(
         .target(name: "CFuzzer"),
         .executableTarget(
             name: "quire-fuzz",
-            dependencies: ["QuireCore", "QuireAuth", "CFuzzer", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "QuireCore", "QuireAuth", "QuireAPI", "QuireHTTP", "CFuzzer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -1,8 +1,11 @@
 import Crypto
 import Dispatch
 import FoundationEssentials
+import Logging
+import QuireAPI
 import QuireAuth
 import QuireCore
+import QuireHTTP
 import Synchronization
 
 /// The parsers that read bytes a client sent, each with the property its fuzz target checks on every input
@@ -27,6 +30,12 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     /// The claims of a token signed with the configured secret (the input is its payload), so that the
     /// claim checks and the scope parser see every input: one that verifies has a subject and an expiry.
     case tokenClaims = "token-claims"
+    /// Whole requests as libmicrohttpd hands them over (method, path, query items, header fields, body),
+    /// answered by the service's router over an in-memory store with the demo list: the query values,
+    /// path parameters, headers (`If-Match`, `Content-Type`, `Content-Encoding`, `Accept-Encoding`, …) and
+    /// bodies of every route. Never a `500`. The input is `METHOD TARGET`, then `Name: value` lines, an
+    /// empty line and the body; the target's query is split on `&` and the first `=` as libmicrohttpd does.
+    case request
 
     /// A finding that is not a crash: the property the target checks does not hold.
     struct Broken: Error, CustomStringConvertible {
@@ -42,6 +51,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .sessionID: _ = SessionID.isWellFormed(String(decoding: bytes, as: UTF8.self))
         case .token: _ = try? Self.verifier.verify(String(decoding: bytes, as: UTF8.self), now: Self.now)
         case .tokenClaims: try Self.tokenClaims(bytes)
+        case .request: try Self.request(bytes)
         }
     }
 
@@ -83,6 +93,61 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         _ = verified.scopes.mayRead("inbox")
         _ = verified.scopes.mayWrite("inbox")
     }
+
+    private static func request(_ bytes: UnsafeRawBufferPointer) throws(Broken) {
+        guard let request = Self.parseRequest(Array(bytes)) else { return }
+        let status: Int
+        switch service.router.respond(to: request) {
+        case .response(let response): status = response.status
+        case .prepared(let prepared): status = prepared.response.status
+        case .deferred(let pending):  // a long poll: not waited for
+            pending.resume(with: Response(status: 204))
+            return
+        case .stream(let stream): stream.finish(); return
+        }
+        guard status != 500 else { throw Broken(description: "answered 500") }
+    }
+
+    /// The request the bytes describe, or nil when they describe none (no request line).
+    static func parseRequest(_ bytes: [UInt8]) -> Request? {
+        let end = bytes.indices.dropLast().first { bytes[$0] == 10 && bytes[$0 + 1] == 10 }
+        let head = String(decoding: end.map { bytes[..<$0] } ?? bytes[...], as: UTF8.self)
+        let body = end.map { Array(bytes[($0 + 2)...]) } ?? []
+        var lines = head.split(separator: "\n", omittingEmptySubsequences: false).makeIterator()
+        guard let requestLine = lines.next() else { return nil }
+        let parts = requestLine.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let target = parts[1]
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var query: [(name: String, value: String)] = []
+        if path.count == 2 {
+            for item in path[1].split(separator: "&") {
+                let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                query.append((name: String(pair[0]), value: pair.count == 2 ? String(pair[1]) : ""))
+            }
+        }
+        var headers = HTTPHeaders()
+        while let line = lines.next() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.add(String(line[..<colon]), line[line.index(after: colon)...].trimming(" \t"))
+        }
+        return Request(method: String(parts[0]), path: String(path[0]), query: query, headers: headers, body: body)
+    }
+
+    /// The service, with the demo list, its store in memory, no listening socket.
+    private static let service: QuireService = {
+        var logger = Logger(label: "quire-fuzz")
+        logger.logLevel = .critical
+        var configuration = QuireService.Configuration()
+        configuration.accessLog = false
+        let service = QuireService(configuration: configuration, logger: logger)
+        do {
+            try service.load()
+        } catch {
+            fatalError("the fuzz targets' service does not load: \(error)")
+        }
+        return service
+    }()
 
     /// The instant tokens are checked at (fixed: the same input gives the same answer).
     private static let now = 1_900_000_000.0
