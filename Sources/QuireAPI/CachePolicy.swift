@@ -47,8 +47,8 @@ public struct CachePolicy: Sendable, Equatable {
         switch pattern {
         case "/v1/lists", "/v1/lists/{list}": return .revalidated
         case "/openapi.yaml": return .document
-        case "/client/quire.js", "/client/demo.js", "/client/demo.css": return .asset
         case "/demo": return .page
+        case _ where pattern.hasPrefix("/client/"): return .asset  // every static asset StaticFiles serves
         default: return .noStore
         }
     }

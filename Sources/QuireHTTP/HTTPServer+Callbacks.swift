@@ -124,7 +124,8 @@ extension FramingRefusal {
             case QUIRE_FRAMING_CONTENT_LENGTH_WITH_TRANSFER_ENCODING: .contentLengthWithTransferEncoding
             case QUIRE_FRAMING_INVALID_TRANSFER_ENCODING: .invalidTransferEncoding
             case QUIRE_FRAMING_UNKNOWN_TRANSFER_CODING: .unknownTransferCoding
-            default: .invalidFieldValue
+            case QUIRE_FRAMING_INVALID_FIELD_VALUE: .invalidFieldValue
+            default: preconditionFailure("framing.h returned \(refusal.rawValue), which is no refusal")
             }
     }
 }

@@ -27,11 +27,13 @@ struct SDKTests {
         return QuireClient(baseURL: url, transport: AsyncHTTPClientTransport(), streamsResponses: true)
     }
 
-    /// Waits until the SDK holds the server's current window of its session.
+    /// Waits until the server has moved the session to its list's current version (a write is answered
+    /// to it: the server's seq moves only then) and the SDK holds that answer.
     static func converge(_ session: QuireSession, _ fixture: APIFixture, seconds: Double = 20) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if let id = await session.sessionID, let stored = fixture.service.context.sessions.session(id),
+                stored.current.version.version == fixture.service.registry.version(of: stored.list)?.version,
                 await session.seq == Int(stored.seq)
             {
                 return
