@@ -35,16 +35,7 @@ run: build-release
 ## against a live server, the demo page in a headless browser, TLS, the fuzz targets (seed corpora replayed under
 ## ASan, then 5 s each), then the Dockerfile's runtime-library check.
 test: deps
-	scripts/check-format
-	$(SWIFT) build --build-tests
-	SWIFT=$(SWIFT) scripts/run-tests
-	scripts/spec-test
-	scripts/wire-test
-	scripts/client-test
-	scripts/browser-test
-	scripts/tls-test
-	scripts/fuzz --seconds $(FUZZ_TEST_SECONDS)
-	scripts/check-dockerfile
+	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test-all
 
 ## schemathesis against a live server with openapi.yaml: no 5xx, no response that breaks the spec.
 spec-test: deps
