@@ -61,7 +61,7 @@ extension APIContext {
         }
         let answer = try answer(session: id, since: since, change: change, defaultLimit: limit == nil)
         guard wait > 0, change == .update, answer.isEmpty, let list = answer.listName else {
-            return .response(answer.response)
+            return reply(answer)
         }
         // Nothing to tell yet: wait, holding no thread, for the list to change or the time to pass.
         let seenVersion = answer.version
@@ -85,6 +85,12 @@ extension APIContext {
             longPolls.notify(list)  // it changed while the waiter was being parked
         }
         return reply
+    }
+
+    /// The reply of an answer sent at once: a "nothing new" answer is prepared once per session state.
+    private func reply(_ answer: SessionReply) -> Reply {
+        if let prepared = unchangedAnswers.response(for: answer) { return .prepared(prepared) }
+        return .response(answer.response)
     }
 
     /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }` (or `"seq": n`).

@@ -237,6 +237,52 @@ struct SessionTests {
 
 @Suite("Session answers")
 struct SessionAnswerTests {
+    @Test("a \"nothing new\" answer is sent from one prepared response per session state, never a stale one",
+        arguments: ["batch", "sequential"])
+    func unchangedAnswersArePreparedPerState(format: String) throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 10))
+        let client = try SessionClient(api, list: "l", options: ["limit": 3, "format": format])
+        let other = try SessionClient(api, list: "l", options: ["limit": 3, "format": format])
+        func nothingNew(_ session: SessionClient, requestID: String? = nil) throws -> ClientResponse {
+            let response = try api.call(
+                "GET", "/v1/sessions/\(session.id)/changes?since=\(session.version)",
+                headers: requestID.map { [("X-Request-Id", $0)] } ?? [])
+            #expect(response.status == 200)
+            #expect(response.headers["Cache-Control"] == "no-store")
+            let answer = try response.object()
+            #expect(answer["session"] as? String == session.id)
+            #expect(answer["from"] as? Int == session.version && answer["version"] as? Int == session.version)
+            #expect(answer["seq"] as? Int == answer["fromSeq"] as? Int)
+            return response
+        }
+        // The same bytes each time, each session its own; a request's own id still comes back.
+        let first = try nothingNew(client)
+        #expect(try nothingNew(client).text == first.text)
+        #expect(try nothingNew(client, requestID: "poll-7").headers["X-Request-Id"] == "poll-7")
+        #expect(try nothingNew(other).text != first.text)
+        // A write: the answer carries it; the next "nothing new" names the new version and seq.
+        try api.ops("l", [["op": "updateItems", "items": [["id": "s0-1", "type": "row", "data": ["n": 1]]]]])
+        let changed = try client.sync()
+        #expect((changed["seq"] as? Int ?? 0) > (try first.object()["seq"] as? Int ?? 0))
+        let afterWrite = try nothingNew(client)
+        #expect(afterWrite.text != first.text)
+        #expect(try afterWrite.object()["seq"] as? Int == changed["seq"] as? Int)
+        // An extend moves the window (the list did not change): the window's ends are the new ones.
+        let extended = try client.sync("&extend=next&limit=10")
+        #expect(client.hasNext == false)
+        let afterExtend = try nothingNew(client)
+        #expect(try afterExtend.object()["seq"] as? Int == extended["seq"] as? Int)
+        #expect((try afterExtend.object()["page"] as? [String: Any])?["hasNext"] as? Bool == false)
+        #expect(client.window == (try api.freshWindow(ofSession: client.id)))
+        // The other session, prepared before the write, is told of the write, not "nothing new".
+        let stale = try api.call("GET", "/v1/sessions/\(other.id)/changes?since=\(other.version)").object()
+        #expect((stale["version"] as? Int ?? 0) > other.version)
+        _ = try other.sync()
+        #expect(other.window == (try api.freshWindow(ofSession: other.id)))
+    }
+
     @Test("an unchanged window is written exactly as an empty diff of it would be", arguments: ChangeFormat.allCases)
     func unchangedMatchesEmptyDiff(format: ChangeFormat) throws {
         let version = try ListVersion(
