@@ -51,6 +51,7 @@ wire-test: deps
 ## and a session loop through each against a live server, every answer typed and encoded back to its JSON.
 client-test: deps
 	$(SWIFT) build --product quire
+	$(SWIFT) build --product GeneratedClientLoop
 	scripts/client-test
 
 ## The web client and the demo page in headless Chromium (Debian's chromium and chromedriver, Selenium from PyPI

@@ -151,6 +151,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The example app of Examples/GeneratedClient (a package of its own, as an app team would make it), built
+        // here too so that `make test` compiles it with the service's dependencies instead of a second copy of
+        // them: the client swift-openapi-generator makes from openapi.yaml, and a session loop through it
+        // (scripts/client-test). A warning in the generated code or the loop fails the build.
+        .executableTarget(
+            name: "GeneratedClientLoop",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Examples/GeneratedClient/Sources/GeneratedClientLoop",
+            swiftSettings: [.unsafeFlags(["-warnings-as-errors"])],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
         .executableTarget(
             name: "quire-bench",
             dependencies: ["QuireCore", "QuireClient", "QuireStore"],
