@@ -845,6 +845,15 @@ def allocations(options):
         open(path, "wb").close()
         _, base = start_quire(dict(env, LD_PRELOAD=library, MALLOC_COUNT_FILE=path))
         servers.append((label, base, Counts(path)))
+    # JSON Web Tokens on: the page with an HS256 token (verified once, then from the token cache).
+    secret = "bench-secret-" + "x" * 32
+    path = os.path.join(directory, "quire-jwt")
+    open(path, "wb").close()
+    _, tokened = start_quire(dict(QUIRE_AUTH_JWT_SECRET=secret, LD_PRELOAD=library, MALLOC_COUNT_FILE=path))
+    tokened_counts = Counts(path)
+    hs256 = subprocess.run([build(), "token", "--sub", "bench", "--scope", "read:demo", "--ttl", "1h"],
+                           env=dict(os.environ, QUIRE_AUTH_JWT_SECRET=secret), capture_output=True, text=True,
+                           check=True).stdout.strip()
     base = servers[0][1]
     _, created = request("POST", base + "/v1/lists/demo/sessions", {"limit": 20})
     created = json.loads(created)
@@ -870,8 +879,12 @@ def allocations(options):
             if "changes" in name and server_base != base:
                 continue  # the session lives on the first server
             rows.append((f"quire {label}", server_base + path, counts))
+        tokens = {}
+        if "/v1/lists/demo" in name:
+            rows.append(("quire HS256 token", tokened + path, tokened_counts))
+            tokens[tokened + path] = hs256
         for label, url, counts in rows:
-            per_request, bytes_per_request, done = counted_run(counts, url, options.seconds)
+            per_request, bytes_per_request, done = counted_run(counts, url, options.seconds, token=tokens.get(url))
             print(f"{name:36} {label:28} {per_request:20.2f} {bytes_per_request:14.0f} {done:9d}")
         reference.terminate()
         reference.wait()
