@@ -237,7 +237,8 @@ struct SessionTests {
 
 @Suite("Session answers")
 struct SessionAnswerTests {
-    @Test("a \"nothing new\" answer is sent from one prepared response per session state, never a stale one",
+    @Test(
+        "a \"nothing new\" answer is sent from one prepared response per session state, never a stale one",
         arguments: ["batch", "sequential"])
     func unchangedAnswersArePreparedPerState(format: String) throws {
         let api = try APIFixture()
