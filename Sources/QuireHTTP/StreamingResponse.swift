@@ -167,9 +167,12 @@ public final class StreamingResponse: Sendable {
     /// A libmicrohttpd response reading from this stream (which it retains until it frees the response).
     func makeLibmicrohttpdResponse(extra: ExtraHeaders) -> OpaquePointer {
         let context = Unmanaged.passRetained(self).toOpaque()
+        // A block of 1 KiB: libmicrohttpd allocates it with the response and keeps it for the stream's life,
+        // and an idle stream is mostly this and the connection's pool (15 KB per idle stream with 1 KiB, 18 with
+        // 4 KiB: `scripts/bench.py streams`). A larger event is read in more calls, not truncated.
         guard
             let handle = MHD_create_response_from_callback(
-                UInt64.max, 4096, streamReaderTrampoline, context, streamFreeTrampoline)
+                UInt64.max, 1024, streamReaderTrampoline, context, streamFreeTrampoline)
         else {
             Unmanaged<StreamingResponse>.fromOpaque(context).release()
             fatalError("libmicrohttpd could not allocate a streaming response")

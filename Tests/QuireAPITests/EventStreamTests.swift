@@ -24,7 +24,7 @@ struct SeqWindows {
     /// Applies one answer (of a request or an event); `false` when its `fromSeq` is unknown here.
     @discardableResult
     mutating func apply(_ answer: [String: Any]) throws -> Bool {
-        let seq = try #require(answer["seq"] as? Int)
+        let seq = try #require(answer["seq"] as? Int, "an answer without seq: \(answer)")
         let from = try #require(answer["fromSeq"] as? Int)
         guard seq != from else { return true }  // nothing moved
         var window: ClientWindow

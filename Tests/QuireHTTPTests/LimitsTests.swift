@@ -154,6 +154,20 @@ struct LimitsTests {
         #expect(try server.connect().request("GET", "/fine").status == 200)
     }
 
+    @Test("the default connection memory takes 10 KB of header fields (a large token and cookies)")
+    func largeHeadersFitTheDefault() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        let connection = try server.connect()
+        // libmicrohttpd parses a Cookie header on a copy in the same memory: it counts twice.
+        let cookie = String(repeating: "c", count: 2 << 10)
+        let token = String(repeating: "t", count: 8 << 10)
+        let response = try connection.request(
+            "GET", "/large", headers: [("Cookie", "a=\(cookie)"), ("Authorization", "Bearer \(token)")])
+        #expect(response.status == 200)
+        #expect(try connection.request("GET", "/next").status == 200)
+    }
+
     @Test("a body over the limit declared or sent is refused on every route, without reading it all")
     func bodyFlood() throws {
         let server = try TestServer(responder: Responders.echo) { $0.maxBodyBytes = 1024 }
