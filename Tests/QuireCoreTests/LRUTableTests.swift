@@ -37,6 +37,20 @@ struct LRUTableTests {
         #expect(table.count == 0)
     }
 
+    @Test("a clock read before another thread's use of the entry does not expire it (no wrap-around)")
+    func olderClockIsNotIdleness() {
+        var table = LRUTable<String, String>(capacity: 10, idleTimeout: 100)
+        _ = table.insert("busy", "b", now: 1_000)
+        _ = table.use("busy", now: 1_050)  // another request, stamped after this one read the clock
+        // (A use keeps the later of the two stamps.)
+        let late = table.use("busy", now: 1_040)
+        #expect(late == "b")
+        #expect(table.contains("busy", now: 1_030))
+        #expect(table.sweep(now: 1_020).expired.isEmpty)
+        #expect(table.count == 1)
+        #expect(table.use("busy", now: 1_151) == nil)  // still expires once idle past the timeout
+    }
+
     @Test("update, remove and removeAll keep the order consistent")
     func updates() {
         var table = LRUTable<String, Int>(capacity: 100, idleTimeout: .max)

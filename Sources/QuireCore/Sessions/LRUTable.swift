@@ -44,11 +44,11 @@ public struct LRUTable<Key: Hashable, Value> {
     /// - Complexity: O(1).
     public mutating func use(_ key: Key, now: UInt64) -> Value? {
         guard let slot = index[key] else { return nil }
-        if now &- slots[slot].lastUse > idleTimeout {
+        if isIdle(slot, now: now) {
             _ = remove(slot: slot)
             return nil
         }
-        slots[slot].lastUse = now
+        slots[slot].lastUse = max(slots[slot].lastUse, now)
         moveToNewest(slot)
         return slots[slot].value
     }
@@ -58,7 +58,15 @@ public struct LRUTable<Key: Hashable, Value> {
     /// - Complexity: O(1).
     public func contains(_ key: Key, now: UInt64) -> Bool {
         guard let slot = index[key] else { return false }
-        return now &- slots[slot].lastUse <= idleTimeout
+        return !isIdle(slot, now: now)
+    }
+
+    /// Whether the entry in `slot` was last used more than the idle timeout before `now`. A `now` older
+    /// than the last use (a clock read before another thread's use of the same entry) is no idleness: an
+    /// unsigned difference would wrap around and expire an entry in use.
+    private func isIdle(_ slot: Int, now: UInt64) -> Bool {
+        let lastUse = slots[slot].lastUse
+        return now > lastUse && now - lastUse > idleTimeout
     }
 
     /// Replaces the value of an existing key (and marks it used); `false` when absent.
@@ -68,7 +76,7 @@ public struct LRUTable<Key: Hashable, Value> {
     public mutating func update(_ key: Key, to value: Value, now: UInt64) -> Bool {
         guard let slot = index[key] else { return false }
         slots[slot].value = value
-        slots[slot].lastUse = now
+        slots[slot].lastUse = max(slots[slot].lastUse, now)
         moveToNewest(slot)
         return true
     }
@@ -110,7 +118,7 @@ public struct LRUTable<Key: Hashable, Value> {
     /// - Complexity: O(*e*) for *e* expired entries.
     public mutating func sweep(now: UInt64) -> Removed {
         var removed = Removed()
-        while oldest >= 0, now &- slots[oldest].lastUse > idleTimeout {
+        while oldest >= 0, isIdle(oldest, now: now) {
             if let value = remove(slot: oldest) { removed.expired.append(value) }
         }
         return removed

@@ -40,16 +40,16 @@ public final class SessionStore: Sendable {
 
     /// Whether the session `id` is still there (not expired, evicted or deleted); does not mark it used.
     public func contains(_ id: String) -> Bool {
-        let now = clock()
-        return table.withLock { $0.contains(id, now: now) }
+        table.withLock { $0.contains(id, now: clock()) }
     }
 
     /// Stores `session` if the stored one still has `expectedRevision`.
     ///
     /// - Returns: `false` when the session is gone or was updated by another request meanwhile.
     public func update(_ session: Session, expectedRevision: UInt64) -> Bool {
-        let now = clock()
-        return table.withLock { table in
+        table.withLock { table in
+            // The clock is read under the lock, so that uses are stamped in order (see LRUTable.isIdle).
+            let now = clock()
             guard let stored = table.use(session.id, now: now), stored.revision == expectedRevision else {
                 return false
             }
