@@ -177,14 +177,14 @@ struct AccessControl: Sendable {
             headers: ["WWW-Authenticate": #"Bearer realm="quire", error="invalid_token""#])
     }
 
-    /// The token of `Authorization: Bearer <token>`, or `nil`.
-    static func bearer(_ request: Request) -> String? {
+    /// The token of `Authorization: Bearer <token>`, or `nil`: a slice of the field, not a copy.
+    static func bearer(_ request: Request) -> Substring? {
         guard let header = request.headers["Authorization"] else { return nil }
         // The scheme is case-insensitive (RFC 9110 §11.1); "Bearer " is checked first, as clients send it.
         guard header.utf8.count > 7,
             header.utf8.starts(with: "Bearer ".utf8) || header.prefix(7).lowercased() == "bearer "
         else { return nil }
-        return String(header.dropFirst(7))
+        return header.dropFirst(7)
     }
 
     /// Compares every byte whatever the first difference, so the time taken says nothing about the token.

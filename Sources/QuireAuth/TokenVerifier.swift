@@ -36,7 +36,8 @@ public final class TokenVerifier: Sendable {
         var keys: TokenKeys
         /// Increases with every key replacement: a verification against older keys is not cached.
         var generation: UInt64 = 0
-        var cache: [String: VerifiedToken] = [:]
+        /// By the token's bytes; a key may be a slice of the request field it came in.
+        var cache: [Substring: VerifiedToken] = [:]
     }
 
     /// The longest token looked at; longer ones are refused unparsed.
@@ -66,17 +67,30 @@ public final class TokenVerifier: Sendable {
     public func verify(_ token: String, now: Double = Date().timeIntervalSince1970) throws(TokenRejection)
         -> VerifiedToken
     {
-        let (cached, keys, generation) = state.withLock { state in
-            (state.cache[token], state.keys, state.generation)
+        try verify(token[...], now: now)
+    }
+
+    /// ``verify(_:now:)`` of a token cut from a longer string (the `Authorization` field): a cached token is
+    /// looked up without copying it (the cache keeps the first request's field alive, a few hundred bytes).
+    public func verify(_ token: Substring, now: Double = Date().timeIntervalSince1970) throws(TokenRejection)
+        -> VerifiedToken
+    {
+        enum Lookup {
+            case hit(VerifiedToken)
+            case miss(TokenKeys, generation: UInt64)
         }
-        if let cached {
-            guard now < cached.acceptedUntil else {
+        let lookup = state.withLock { state in
+            if let cached = state.cache[token] { return Lookup.hit(cached) }
+            return .miss(state.keys, generation: state.generation)
+        }
+        guard case .miss(let keys, let generation) = lookup else {
+            guard case .hit(let cached) = lookup, now < cached.acceptedUntil else {
                 state.withLock { _ = $0.cache.removeValue(forKey: token) }
                 throw .expired
             }
             return cached
         }
-        let verified = try Self.verify(token, keys: keys, settings: settings, now: now)
+        let verified = try Self.verify(String(token), keys: keys, settings: settings, now: now)
         state.withLock { state in
             guard state.generation == generation else { return }
             if state.cache.count >= settings.cacheEntries {
