@@ -83,12 +83,17 @@ public final class TokenVerifier: Sendable {
             if let cached = state.cache[token] { return Lookup.hit(cached) }
             return .miss(state.keys, generation: state.generation)
         }
-        guard case .miss(let keys, let generation) = lookup else {
-            guard case .hit(let cached) = lookup, now < cached.acceptedUntil else {
+        let keys: TokenKeys
+        let generation: UInt64
+        switch lookup {
+        case .hit(let cached):
+            guard now < cached.acceptedUntil else {
                 state.withLock { _ = $0.cache.removeValue(forKey: token) }
                 throw .expired
             }
             return cached
+        case .miss(let current, let currentGeneration):
+            (keys, generation) = (current, currentGeneration)
         }
         let verified = try Self.verify(String(token), keys: keys, settings: settings, now: now)
         state.withLock { state in
