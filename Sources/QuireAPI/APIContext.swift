@@ -14,12 +14,12 @@ final class APIContext: Sendable {
     let longPolls: LongPolls
     /// Open event streams (API.md §4c), one per session.
     let streams: EventStreams
-    let pageCache: PageCache<PreparedResponse>
+    let pageCache: PageCache<PageKey, PreparedResponse>
     /// The first windows of new sessions at a list's head, without what is the session's own: encoded and
     /// compressed once for every session opened on the same page of the same version.
-    let sessionPageCache: PageCache<SharedBody>
+    let sessionPageCache: PageCache<PageKey, SharedBody>
     /// "Nothing new" answers, prepared once per session state (at most 10,000 sessions', about 1 KB each).
-    let unchangedAnswers: UnchangedAnswers
+    let unchangedAnswers: PageCache<UnchangedAnswerKey, PreparedResponse>
     let configuration: QuireService.Configuration
     /// Admits callers to the product routes: static tokens, JSON Web Tokens, scopes, session subjects.
     let access: AccessControl
@@ -44,7 +44,7 @@ final class APIContext: Sendable {
             sessions: sessions)
         pageCache = PageCache(capacity: configuration.pages.cacheEntries)
         sessionPageCache = PageCache(capacity: configuration.pages.cacheEntries)
-        unchangedAnswers = UnchangedAnswers(capacity: min(configuration.sessions.capacity, 10_000))
+        unchangedAnswers = PageCache(capacity: min(configuration.sessions.capacity, 10_000))
         access = AccessControl(
             writeToken: configuration.writeToken, readToken: configuration.readToken,
             verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,

@@ -5,9 +5,10 @@ import Synchronization
 /// Pages ready to send, by list, version and request: the same page of the same version is assembled
 /// (and compressed) once. Stateless pages keep a ``PreparedResponse``; the first windows of new sessions
 /// keep the session-independent part of their body as a ``SharedBody``. Entries of old versions are never
-/// wrong (the version is in the key), they just age out as the least recently used.
-final class PageCache<Value: Sendable>: Sendable {
-    private let table: Mutex<LRUTable<PageKey, Value>>
+/// wrong (the version is in the key), they just age out as the least recently used. Also keeps sessions'
+/// "nothing new" answers (``UnchangedAnswerKey``).
+final class PageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let table: Mutex<LRUTable<Key, Value>>
     private let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
 
@@ -18,7 +19,7 @@ final class PageCache<Value: Sendable>: Sendable {
     /// The cached value for `key`, or the one `make` builds (then cached).
     ///
     /// - Complexity: O(1) besides `make`.
-    func value(for key: PageKey, make: () -> Value) -> Value {
+    func value(for key: Key, make: () -> Value) -> Value {
         if let cached = table.withLock({ $0.use(key, now: 0) }) {
             hits.add(1, ordering: .relaxed)
             return cached

@@ -89,8 +89,8 @@ extension APIContext {
 
     /// The reply of an answer sent at once: a "nothing new" answer is prepared once per session state.
     private func reply(_ answer: SessionReply) -> Reply {
-        if let prepared = unchangedAnswers.response(for: answer) { return .prepared(prepared) }
-        return .response(answer.response)
+        guard let key = UnchangedAnswerKey(answer) else { return .response(answer.response) }
+        return .prepared(unchangedAnswers.value(for: key) { PreparedResponse(answer.response) })
     }
 
     /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }` (or `"seq": n`).
