@@ -8,7 +8,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release run test spec-test wire-test client-test browser-test tls-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
+.PHONY: all deps deps-bench build build-release run cluster cluster-down test spec-test wire-test client-test browser-test tls-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations clean
 
 all: build
 
@@ -30,6 +30,16 @@ build-release: deps
 DEMO_LIVE ?= true
 run: build-release
 	QUIRE_DEMO_LIVE=$${QUIRE_DEMO_LIVE:-$(DEMO_LIVE)} .build/release/quire serve $(RUN_ARGS)
+
+## A local cluster on loopback (docs/cluster.md): PostgreSQL, three instances tagged q1 q2 q3 on it (release build)
+## and nginx in front (deploy/nginx/quire-cluster.conf), all under .build/cluster; prints the URL, the PIDs and
+## where the write token is. Run again to start what has stopped; `scripts/cluster status` shows what runs.
+cluster: build-release
+	QUIRE_BINARY=.build/release/quire scripts/cluster up
+
+## Stops the local cluster (its data stays in .build/cluster).
+cluster-down:
+	scripts/cluster down
 
 ## Every test: unit, property and loopback-HTTP tests, schemathesis, the generated Swift and Python clients
 ## against a live server, the demo page in a headless browser, TLS, the fuzz targets (seed corpora replayed under

@@ -5,18 +5,23 @@
 #                                      zlib1g-dev, pkg-config, curl, python3; for the HTTPS tests openssl (test
 #                                      certificates), nginx (the deploy/nginx files) and testssl.sh; for
 #                                      scripts/wire-test prometheus (its promtool lints /metrics); for
-#                                      scripts/browser-test chromium, chromium-driver and a font (fonts-dejavu-core)
+#                                      scripts/browser-test chromium, chromium-driver and a font (fonts-dejavu-core);
+#                                      for scripts/cluster and scripts/cluster-test postgresql
 #   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey
+#   scripts/install-deps.sh cluster    only what runs a local cluster from a built quire (scripts/cluster,
+#                                      scripts/pg-local): postgresql, nginx, curl, python3
 set -euo pipefail
 
 packages=(libmicrohttpd-dev libgnutls28-dev libsqlite3-dev zlib1g-dev pkg-config curl python3 openssl nginx testssl.sh prometheus
-  chromium chromium-driver fonts-dejavu-core)
+  chromium chromium-driver fonts-dejavu-core postgresql)
 if [ "${1:-}" = "bench" ]; then
   packages+=(wrk apache2-utils hey)
+elif [ "${1:-}" = "cluster" ]; then
+  packages=(postgresql nginx curl python3)
 fi
 
 # scripts/spec-test makes a virtual environment for schemathesis: Debian's python3 needs python3-venv.
-if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+if [ "${1:-}" != "cluster" ] && { ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; }; then
   packages+=(python3-venv)
 fi
 
@@ -41,10 +46,16 @@ echo "installing: ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The tests start nginx themselves, on a loopback port; a system service started by the package is not theirs.
-# Likewise Prometheus: only its promtool is used.
-for service in nginx prometheus prometheus-node-exporter; do
+# Likewise Prometheus (only its promtool is used) and PostgreSQL (scripts/pg-local runs servers of its own).
+for service in nginx prometheus prometheus-node-exporter postgresql; do
   if [[ " ${missing[*]} " == *" ${service%%-*} "* ]] && command -v systemctl >/dev/null \
     && systemctl is-active --quiet "$service" 2>/dev/null; then
     $sudo systemctl disable --now "$service" >/dev/null 2>&1 || true
   fi
 done
+# Without systemd (a container), the package's own cluster may have been started by its init script.
+if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v pg_lsclusters >/dev/null; then
+  pg_lsclusters --no-header 2>/dev/null | while read -r version cluster _ status _; do
+    if [ "$status" = "online" ]; then $sudo pg_ctlcluster "$version" "$cluster" stop >/dev/null 2>&1 || true; fi
+  done
+fi
