@@ -77,6 +77,7 @@ public final class PostgresChangeFeed: Sendable {
                     registry.replication.caughtUp()
                     logger.info("change feed: listening", metadata: ["store": "\(store.settings.redacted)"])
                 } catch {
+                    registry.replication.isCatchingUp = true
                     if !isStopped {
                         logger.warning("change feed: no connection to the store, retrying in \(delay) s: \(error)")
                     }
@@ -98,6 +99,8 @@ public final class PostgresChangeFeed: Sendable {
             }
             _ = wake.wait(timeout: .now() + 1)
             if state.withLock({ $0.listener?.isClosed ?? true }) {
+                // The connection is gone, and notifications with it: catching up again once reconnected.
+                registry.replication.isCatchingUp = true
                 dropListener()
                 connected = false
             }
