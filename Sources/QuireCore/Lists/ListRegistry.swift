@@ -130,9 +130,13 @@ public final class ListRegistry: Sendable {
         make: (ListVersion?) throws(WriteError) -> (ListWrite?, ListVersion)?
     ) throws(WriteError) -> Commit {
         var events = Events()
+        var changed = true
+        // Versions replayed while catching up are announced whatever the outcome of the write.
+        defer { notify(events) }
         let commit = try lock(for: name).withLock { position throws(WriteError) -> Commit in
             var attempt = 0
-            defer { if attempt > 1 { store.endWrite(list: name) } }
+            var conflicted = false
+            defer { if conflicted { store.endWrite(list: name) } }
             while true {
                 attempt += 1
                 let previous = version(of: name)
@@ -142,14 +146,18 @@ public final class ListRegistry: Sendable {
                 }
                 guard let (write, built) = try make(previous) else {
                     guard let previous else { throw .listNotFound }
+                    changed = false
                     return Commit(version: previous, created: false)
                 }
                 var next = built
                 do {
-                    if let logged = try store.commit(list: name, previous: previous, next: next, write: write) {
+                    if let logged = try store.commit(
+                        list: name, previous: previous, at: position, next: next, write: write)
+                    {
                         position = logged
                     }
                 } catch let conflict as StoreConflict {
+                    conflicted = true
                     replication.conflictRetried()
                     guard attempt < Self.maximumAttempts else {
                         throw .storage("\(conflict), \(attempt) times in a row")
@@ -170,8 +178,7 @@ public final class ListRegistry: Sendable {
                 return Commit(version: next, created: previous == nil)
             }
         }
-        events.append(name, commit.version)
-        notify(events)
+        if changed { events.append(name, commit.version) }
         return commit
     }
 
@@ -180,9 +187,11 @@ public final class ListRegistry: Sendable {
     /// - Throws: ``WriteError/listNotFound``, ``WriteError/versionMismatch(current:)`` or a storage error.
     public func delete(_ name: String, ifMatch: Set<UInt64>? = nil) throws(WriteError) {
         var events = Events()
+        defer { notify(events) }
         try lock(for: name).withLock { position throws(WriteError) in
             var attempt = 0
-            defer { if attempt > 1 { store.endWrite(list: name) } }
+            var conflicted = false
+            defer { if conflicted { store.endWrite(list: name) } }
             while true {
                 attempt += 1
                 guard let previous = version(of: name) else { throw .listNotFound }
@@ -190,8 +199,11 @@ public final class ListRegistry: Sendable {
                     throw .versionMismatch(current: previous.version)
                 }
                 do {
-                    if let logged = try store.delete(list: name, previous: previous) { position = logged }
+                    if let logged = try store.delete(list: name, previous: previous, at: position) {
+                        position = logged
+                    }
                 } catch let conflict as StoreConflict {
+                    conflicted = true
                     replication.conflictRetried()
                     guard attempt < Self.maximumAttempts else {
                         throw .storage("\(conflict), \(attempt) times in a row")
@@ -210,7 +222,6 @@ public final class ListRegistry: Sendable {
             }
         }
         events.append(name, nil)
-        notify(events)
     }
 
     /// Applies changes other instances committed to a shared store (its change feed), in log order: each
