@@ -35,6 +35,8 @@ let package = Package(
         // Tests only: a transport that streams on Linux, to run the SDK over the event stream.
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The shared store of a cluster (storage.kind: postgres).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // C at the bottom: libmicrohttpd through pkg-config, plus the shim for its variadic functions.
@@ -105,6 +107,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The shared store of a cluster: lists in PostgreSQL (postgres-nio), conditional commits, the change log
+        // and its feed (LISTEN/NOTIFY). Its own module, so that SQLite-only code never links NIO.
+        .target(
+            name: "QuirePostgres",
+            dependencies: [
+                "QuireCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The Swift SDK: the session loop through the client swift-openapi-generator makes from openapi.yaml
         // (symlinked into the target), and the window model (also the tests' oracle). Foundation, the
         // OpenAPI runtime and its URLSession transport only.
@@ -132,6 +145,7 @@ let package = Package(
                 "QuireHTTP",
                 "QuireCore",
                 "QuireStore",
+                "QuirePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -201,7 +215,10 @@ let package = Package(
         ),
         .testTarget(
             name: "QuireStoreTests",
-            dependencies: ["QuireStore", "QuireCore", "QuireAPI", "QuireHTTP", "QuireTesting", "quire"],
+            dependencies: [
+                "QuireStore", "QuirePostgres", "QuireCore", "QuireAPI", "QuireHTTP", "QuireTesting", "quire",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

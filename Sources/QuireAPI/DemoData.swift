@@ -9,13 +9,9 @@ enum DemoData {
     /// Creates the demo list unless a list of that name exists (a stored one is kept as it is).
     static func seedIfMissing(_ registry: ListRegistry) throws {
         guard registry.version(of: listName) == nil else { return }
-        _ = try registry.write(listName) { previous throws(ListRegistry.WriteError) in
-            guard previous == nil else { return previous! }
-            do throws(ListValidationError) {
-                return try ListVersion(document: document(), limits: registry.limits)
-            } catch {
-                throw .invalidList(error)
-            }
+        // Every instance sharing a store seeds at start: the first commits, the others find the list.
+        _ = try registry.write(listName) { previous throws(ListRegistry.WriteError) -> ListWrite? in
+            previous == nil ? .replace(document()) : nil
         }
     }
 
@@ -59,7 +55,7 @@ enum DemoData {
     /// One live change of the demo list: a new message on top, an item updated, every other time a message
     /// moved, the oldest live message removed.
     static func liveChange(_ registry: ListRegistry, tick: Int) throws {
-        _ = try registry.write(listName, mustExist: true) { previous throws(ListRegistry.WriteError) in
+        _ = try registry.write(listName, mustExist: true) { previous throws(ListRegistry.WriteError) -> ListWrite? in
             guard let previous else { throw .listNotFound }
             let newest = "live-\(previous.version)-\(tick)"
             // Newest first: above the previous live message (when no other write came between), else above m-1.
@@ -86,7 +82,8 @@ enum DemoData {
             var batch = ops.map(removingNullAnchors)
             while true {
                 do throws(OpError) {
-                    return try previous.applying(opsDocument: ["ops": .array(batch)])
+                    _ = try previous.applying(opsDocument: ["ops": .array(batch)])
+                    return .ops(["ops": .array(batch)])
                 } catch {
                     guard batch.count > 1, batch.indices.contains(error.opIndex) else { throw .invalidOp(error) }
                     batch.remove(at: error.opIndex)

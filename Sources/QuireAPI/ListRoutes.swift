@@ -19,15 +19,7 @@ extension APIContext {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
-        let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: false) {
-            previous throws(ListRegistry.WriteError) in
-            do throws(ListValidationError) {
-                if let previous { return try previous.replacing(with: body) }
-                return try ListVersion(document: body, limits: registry.limits)
-            } catch {
-                throw .invalidList(error)
-            }
-        }
+        let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: false, .replace(body))
         return writeAnswer(name, commit.version.version, status: commit.created ? 201 : 200)
     }
 
@@ -44,14 +36,7 @@ extension APIContext {
             throw Problem(
                 .invalidOp, detail: "ops: expected at least one op.", extensions: [.init("path", .string("ops"))])
         }
-        let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: true) {
-            previous throws(ListRegistry.WriteError) in
-            do throws(OpError) {
-                return try previous!.applying(opsDocument: body)
-            } catch {
-                throw .invalidOp(error)
-            }
-        }
+        let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: true, .ops(body))
         return writeAnswer(name, commit.version.version, status: 200)
     }
 
@@ -68,11 +53,10 @@ extension APIContext {
     }
 
     private func commitWrite(
-        _ name: String, ifMatch: RequestInput.IfMatch?, mustExist: Bool,
-        build: (ListVersion?) throws(ListRegistry.WriteError) -> ListVersion
+        _ name: String, ifMatch: RequestInput.IfMatch?, mustExist: Bool, _ write: ListWrite
     ) throws(Problem) -> ListRegistry.Commit {
         do throws(ListRegistry.WriteError) {
-            return try registry.write(name, ifMatch: versions(ifMatch, of: name), mustExist: mustExist, build: build)
+            return try registry.write(name, ifMatch: versions(ifMatch, of: name), mustExist: mustExist) { _ in write }
         } catch {
             throw problem(for: error, list: name)
         }

@@ -1,3 +1,4 @@
+import QuireCore
 import QuireHTTP
 
 /// `GET /healthz`, `GET /readyz`, and the static files: `GET /openapi.yaml` (API.md §6), the web client and
@@ -12,7 +13,9 @@ enum OperationsRoutes {
         "Content-Type": "application/json", "Cache-Control": CachePolicy().headerValue(for: .noStore),
     ]
 
-    static func add(to router: inout Router, readiness: Readiness, cachePolicy: CachePolicy) {
+    static func add(
+        to router: inout Router, readiness: Readiness, replication: ReplicationStatus, cachePolicy: CachePolicy
+    ) {
         StaticFiles.add(to: &router, cachePolicy: cachePolicy)
         router.on("GET", "/healthz") { _, _ in
             .prepared(health)
@@ -20,6 +23,10 @@ enum OperationsRoutes {
         router.on("GET", "/readyz") { _, _ in
             switch readiness.state {
             case .ready:
+                if replication.isCatchingUp {
+                    throw Problem.overloaded(
+                        "The service is catching up with the changes of other instances.", retryAfterSeconds: 1)
+                }
                 return .prepared(ready)
             case .starting:
                 throw Problem.overloaded("The service is starting.", retryAfterSeconds: 1)

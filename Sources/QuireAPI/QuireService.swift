@@ -37,7 +37,8 @@ public final class QuireService: Sendable {
         let context = APIContext(
             registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics)
         var router = Router()
-        OperationsRoutes.add(to: &router, readiness: readiness, cachePolicy: configuration.cache)
+        OperationsRoutes.add(
+            to: &router, readiness: readiness, replication: registry.replication, cachePolicy: configuration.cache)
         context.addRoutes(to: &router)
         self.readiness = readiness
         self.registry = registry
@@ -106,6 +107,9 @@ extension QuireService {
         public var longPolls = LongPollSettings()
         public var events = EventSettings()
         public var demo = DemoSettings()
+        /// This instance's tag in session ids (`cluster.instance`), so that a load balancer can route every
+        /// request of a session to it; `nil` for a single instance.
+        public var instance: String?
         /// `Cache-Control` of pages, the list index and the OpenAPI document (`cache.*`).
         public var cache = CachePolicy()
 

@@ -51,6 +51,7 @@ final class ServiceMetrics: RequestObserver {
         var bodyBytes = 0
         var sentBytes = 0
         var framingRefusals: [FramingRefusal: Int] = [:]
+        var replication = ReplicationStatus.Counts()
     }
 
     private struct WeakServer {
@@ -64,6 +65,13 @@ final class ServiceMetrics: RequestObserver {
     private let streams: Gauge
     private let evicted: Counter
     private let expired: Counter
+    /// Replication between instances sharing a PostgreSQL store (all 0 on SQLite).
+    private let lagVersions: Gauge
+    private let lagSeconds: Gauge
+    private let notifications: Counter
+    private let catchUps: Counter
+    private let conflicts: Counter
+    private let reloads: Counter
 
     private static let seconds: [Duration] = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60].map {
         .nanoseconds(Int64($0 * 1e9))
@@ -94,6 +102,27 @@ final class ServiceMetrics: RequestObserver {
         expired = registry.makeCounter(
             descriptor: Self.name("quire_sessions_expired_total", "Sessions expired after sessions.idleTimeout."))
         connections = registry.makeGauge(descriptor: Self.name("quire_http_connections_open", "Connections open."))
+        lagVersions = registry.makeGauge(
+            descriptor: Self.name(
+                "quire_replication_lag_versions", "Changes committed by other instances and not yet applied here."))
+        lagSeconds = registry.makeGauge(
+            descriptor: Self.name(
+                "quire_replication_lag_seconds",
+                "Age of the oldest change committed elsewhere and not yet applied here."))
+        notifications = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_replication_notifications_total", "Notifications of commits received from the store."))
+        catchUps = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_replication_catchups_total", "Catch-up reads of the store's change log after a (re)connection."))
+        conflicts = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_replication_conflicts_total",
+                "Writes that another instance's commit preceded, replayed and made again."))
+        reloads = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_replication_reloads_total",
+                "Lists reloaded whole from the store (a change missed, or the log passed)."))
         refused = registry.makeCounter(
             descriptor: Self.name(
                 "quire_http_connections_refused_total", "Connections refused: over a connection limit, or no memory."))
@@ -193,8 +222,23 @@ final class ServiceMetrics: RequestObserver {
                 bodyBytes: max(state.bodyBytes, server?.responseBodyBytes ?? 0),
                 sentBytes: max(state.sentBytes, server?.responseBodyBytesSent ?? 0),
                 framingRefusals: state.framingRefusals.merging(
-                    server?.framingRefusalCounts ?? [:], uniquingKeysWith: max))
+                    server?.framingRefusalCounts ?? [:], uniquingKeysWith: max),
+                replication: context.registry.replication.counts)
             return (before, state)
+        }
+        let (replicated, replicatedBefore) = (now.replication, before.replication)
+        lagVersions.set(Int64(replicated.lagVersions))
+        lagSeconds.set(replicated.lagSeconds)
+        let reloaded = replicated.listReloads + replicated.fullReloads
+        let reloadedBefore = replicatedBefore.listReloads + replicatedBefore.fullReloads
+        let replicationDeltas: [(Counter, Int)] = [
+            (notifications, replicated.notifications - replicatedBefore.notifications),
+            (catchUps, replicated.catchUps - replicatedBefore.catchUps),
+            (conflicts, replicated.conflicts - replicatedBefore.conflicts),
+            (reloads, reloaded - reloadedBefore),
+        ]
+        for (counter, delta) in replicationDeltas where delta > 0 {
+            counter.increment(by: Int64(delta))
         }
         for (counter, delta) in [
             (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),
@@ -221,14 +265,30 @@ struct TimedListStore: ListStore {
         try base.loadAll(limits: limits)
     }
 
-    func commit(list: String, previous: ListVersion?, next: ListVersion) throws {
+    func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64? {
         let start = ContinuousClock.now
         defer { timer.record(ContinuousClock.now - start) }
-        try base.commit(list: list, previous: previous, next: next)
+        return try base.commit(list: list, previous: previous, next: next, write: write)
     }
 
-    func delete(list: String) throws {
-        try base.delete(list: list)
+    func delete(list: String, previous: ListVersion) throws -> Int64? {
+        try base.delete(list: list, previous: previous)
+    }
+
+    func changes(of list: String, after position: Int64) throws -> [LoggedChange] {
+        try base.changes(of: list, after: position)
+    }
+
+    func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
+        try base.load(list: list, limits: limits)
+    }
+
+    func loadShared(limits: ListLimits) throws -> StoredLists {
+        try base.loadShared(limits: limits)
+    }
+
+    func endWrite(list: String) {
+        base.endWrite(list: list)
     }
 }
 

@@ -17,7 +17,8 @@ extension APIContext {
         let window = Session.initialWindow(
             of: version, limit: options.limit, around: options.around, expanded: options.expanded)
         let session = Session(
-            id: SessionID.generate(), list: name, format: options.format, limit: options.limit,
+            id: SessionID.generate(instance: configuration.instance), list: name, format: options.format,
+            limit: options.limit,
             window: SessionWindow(window, of: version), bound: WindowBound(keep: options.keep),
             subject: caller.subject)
         sessions.insert(session)

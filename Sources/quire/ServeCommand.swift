@@ -4,7 +4,9 @@ import Foundation
 import Logging
 import QuireAPI
 import QuireAuth
+import QuireCore
 import QuireHTTP
+import QuirePostgres
 import QuireStore
 
 /// `quire serve`: starts the service, reloads its TLS certificate and re-reads its JWKS file on SIGHUP, and
@@ -66,7 +68,15 @@ struct ServeCommand: ParsableCommand {
         for warning in settings.servingWarnings { logger.warning("\(warning)") }
 
         FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
-        let store = try StoreSetup.open(settings.storagePath, logger: logger)
+        let store: any ListStore
+        let sharedStore: PostgresListStore?
+        if let postgres = settings.postgres {
+            sharedStore = try StoreSetup.open(postgres, logger: logger)
+            store = sharedStore!
+        } else {
+            sharedStore = nil
+            store = try StoreSetup.open(settings.storagePath, logger: logger)
+        }
         // Access lines are written at `info`: below it the log is off, as a logger would filter them.
         var configuration = settings.service
         configuration.accessLog = configuration.accessLog && settings.logLevel <= .info
@@ -80,9 +90,18 @@ struct ServeCommand: ParsableCommand {
                 "JSON Web Tokens on",
                 metadata: ["hs256": "\(keys.acceptsHS256)", "jwks-kids": "\(keys.keyIDs.joined(separator: ","))"])
         }
+        var feed: PostgresChangeFeed?
         do {
             try service.start()
+            if sharedStore != nil { service.registry.replication.isCatchingUp = true }
             try service.load()
+            if let sharedStore {
+                // From the position the lists were loaded at: every commit since, by any instance, is replayed.
+                feed = PostgresChangeFeed(
+                    store: sharedStore, registry: service.registry, position: service.registry.loadedLogPosition,
+                    logger: logger)
+                feed?.start()
+            }
         } catch {
             logger.critical("cannot start: \(error)")
             service.shutdown()
@@ -97,9 +116,13 @@ struct ServeCommand: ParsableCommand {
         }
         logger.info("received signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
         service.shutdown()
+        feed?.stop()
         accessLog?.close()  // every buffered line written: requests have ended
-        // Closing checkpoints the write-ahead log into the file (what a kill leaves, the next start reads).
-        do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
+        if let store = store as? SQLiteListStore {
+            // Closing checkpoints the write-ahead log into the file (what a kill leaves, the next start reads).
+            do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
+        }
+        sharedStore?.close()
     }
 
     /// SIGHUP: the certificate and key files are read again for every later handshake; a file that

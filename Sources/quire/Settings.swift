@@ -4,6 +4,7 @@ import QuireAPI
 import QuireAuth
 import QuireCore
 import QuireHTTP
+import QuirePostgres
 import SystemPackage
 
 /// Every setting of `quire serve`: read from the embedded defaults, then a YAML file (`--config`), then
@@ -18,6 +19,8 @@ struct Settings: Equatable {
     var logFormat: LogFormat = .text
     /// The SQLite file that keeps every list (`storage.path`); `:memory:` keeps them in memory only.
     var storagePath = Settings.defaultStoragePath
+    /// `storage.kind: postgres`: the shared store of a cluster (`storage.url`, …), instead of the SQLite file.
+    var postgres: PostgresSettings?
     /// A TLS proxy in front terminates HTTPS (`server.tls.offloaded`): plain HTTP beyond loopback is meant.
     var tlsOffloaded = false
 
@@ -39,6 +42,7 @@ struct Settings: Equatable {
         let events = QuireService.EventSettings()
         let jwt = TokenSettings()
         let cache = CachePolicy()
+        let postgres = try! PostgresSettings(url: "postgres://localhost")
         return [
             ("server.host", .string(http.host)),
             ("server.port", .int(http.port)),
@@ -69,7 +73,13 @@ struct Settings: Equatable {
             ("auth.jwt.audience", .string("")),
             ("auth.jwt.leeway", .double(jwt.leewaySeconds)),
             ("auth.jwt.cacheEntries", .int(jwt.cacheEntries)),
+            ("storage.kind", .string("sqlite")),
             ("storage.path", .string(defaultStoragePath)),
+            ("storage.url", .string("")),
+            ("storage.poolSize", .int(postgres.poolSize)),
+            ("storage.statementTimeout", .double(postgres.statementTimeoutSeconds)),
+            ("storage.logRetention", .int(postgres.logRetention)),
+            ("cluster.instance", .string("")),
             ("limits.maxItems", .int(limits.maxItems)),
             ("limits.maxSections", .int(limits.maxSections)),
             ("limits.maxIdLength", .int(limits.maxIDLength)),
@@ -99,7 +109,7 @@ struct Settings: Equatable {
 
     /// Keys whose values are never printed.
     static let secretKeys: Set<String> = [
-        "auth.writeToken", "auth.readToken", "auth.jwt.secret", "server.tls.keyPassword",
+        "auth.writeToken", "auth.readToken", "auth.jwt.secret", "server.tls.keyPassword", "storage.url",
     ]
 
     static var defaultValues: [AbsoluteConfigKey: ConfigValue] {
@@ -218,6 +228,50 @@ struct Settings: Equatable {
         }
         storagePath = try config.requiredString(forKey: "storage.path")
         guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
+        postgres = try Self.postgres(config)
+        let instance = try config.requiredString(forKey: "cluster.instance")
+        if !instance.isEmpty {
+            guard SessionID.isValidInstance(instance) else {
+                throw SettingsError("cluster.instance must be 1 to 16 ASCII letters and digits, not '\(instance)'")
+            }
+            service.instance = instance
+        }
+    }
+
+    /// `storage.kind` and, for `postgres`, `storage.url` and the pool's settings.
+    private static func postgres(_ config: ConfigReader) throws -> PostgresSettings? {
+        let kind = try config.requiredString(forKey: "storage.kind")
+        switch kind {
+        case "sqlite":
+            return nil
+        case "postgres":
+            let url = try config.requiredString(forKey: "storage.url", isSecret: true)
+            guard !url.isEmpty else {
+                throw SettingsError(
+                    "storage.kind is postgres but storage.url is not set (postgres://user@host:port/db)")
+            }
+            var settings: PostgresSettings
+            do {
+                settings = try PostgresSettings(url: url)
+            } catch {
+                throw SettingsError("storage.url: \(error)")
+            }
+            settings.poolSize = try config.requiredInt(forKey: "storage.poolSize")
+            settings.statementTimeoutSeconds = try config.requiredDouble(forKey: "storage.statementTimeout")
+            settings.logRetention = try config.requiredInt(forKey: "storage.logRetention")
+            guard (1...256).contains(settings.poolSize) else {
+                throw SettingsError("storage.poolSize must be between 1 and 256, not \(settings.poolSize)")
+            }
+            guard settings.statementTimeoutSeconds >= 0.1 else {
+                throw SettingsError("storage.statementTimeout must be at least 0.1 seconds")
+            }
+            guard settings.logRetention >= 100 else {
+                throw SettingsError("storage.logRetention must be at least 100 changes")
+            }
+            return settings
+        default:
+            throw SettingsError("storage.kind must be sqlite or postgres, not '\(kind)'")
+        }
     }
 
     /// `server.tls.*`: HTTPS when both files are named, plain HTTP when neither is.

@@ -26,6 +26,8 @@ public final class ListRegistry: Sendable {
     private let store: any ListStore
     /// The limits every list is built with.
     public let limits: ListLimits
+    /// What replication did (a shared store): conflicts retried, lists reloaded; the change feed adds its own.
+    public let replication = ReplicationStatus()
 
     public init(store: any ListStore, limits: ListLimits) {
         self.store = store
@@ -37,10 +39,19 @@ public final class ListRegistry: Sendable {
     /// - Returns: the number of lists loaded.
     @discardableResult
     public func load() throws -> Int {
-        let lists = try store.loadAll(limits: limits)
-        current.withLock { $0 = lists }
-        return lists.count
+        let stored = try store.loadShared(limits: limits)
+        current.withLock { $0 = stored.lists }
+        for (name, position) in stored.positions {
+            lock(for: name).withLock { $0 = position }
+        }
+        loadedPosition.store(stored.logPosition, ordering: .releasing)
+        return stored.lists.count
     }
+
+    /// The position in a shared store's log that the last ``load()`` was complete up to: where the change
+    /// feed starts reading.
+    public var loadedLogPosition: Int64 { loadedPosition.load(ordering: .acquiring) }
+    private let loadedPosition = Atomic<Int64>(0)
 
     /// Calls `observer` after every committed write or delete (`nil` version) of any list, on the
     /// writer's thread, outside every lock.
@@ -71,38 +82,96 @@ public final class ListRegistry: Sendable {
         current.withLock { lists in (lists.count, lists.values.reduce(0) { $0 + $1.itemCount }) }
     }
 
-    /// Builds and commits the next version of `name`.
+    /// Builds and commits the next version of `name` from a write that every instance can replay: what
+    /// the routes use, and what a shared store needs.
+    ///
+    /// On a shared store, when another instance committed the list first, the registry replays that
+    /// instance's changes and makes the write again on top of them (up to ``maximumAttempts`` times),
+    /// so that the producer sees one serial history: its `If-Match` and its ops are checked against the
+    /// version the write finally commits on.
     ///
     /// - Parameters:
     ///   - ifMatch: when given, the write happens only if the current version is one of these
     ///     (`412`; a list that does not exist has version 0 here).
     ///   - mustExist: refuse the write when the list does not exist (ops need one).
-    ///   - build: makes the next version from the current one (`nil` when the list is new); throws to
-    ///     refuse the write.
+    ///   - change: the write to make on the current version (`nil` when the list is new); `nil` to write
+    ///     nothing (the current version is answered); throws to refuse the write.
+    /// - Throws: ``WriteError``; nothing changed then.
+    public func write(
+        _ name: String, ifMatch: Set<UInt64>? = nil, mustExist: Bool = false,
+        change: (ListVersion?) throws(WriteError) -> ListWrite?
+    ) throws(WriteError) -> Commit {
+        try commit(name, ifMatch: ifMatch, mustExist: mustExist) { previous throws(WriteError) in
+            guard let write = try change(previous) else { return nil }
+            return (write, try write.apply(to: previous, limits: limits))
+        }
+    }
+
+    /// Builds and commits the next version of `name` with `build`: for tests and stores of one instance
+    /// (a shared store refuses a write it cannot log; the routes use ``write(_:ifMatch:mustExist:change:)``).
+    ///
+    /// - Parameter build: makes the next version from the current one (`nil` when the list is new);
+    ///   throws to refuse the write.
     /// - Throws: ``WriteError``; nothing changed then.
     public func write(
         _ name: String, ifMatch: Set<UInt64>? = nil, mustExist: Bool = false,
         build: (ListVersion?) throws(WriteError) -> ListVersion
     ) throws(WriteError) -> Commit {
-        let commit = try lock(for: name).withLock { () throws(WriteError) -> Commit in
-            let previous = version(of: name)
-            if mustExist && previous == nil { throw .listNotFound }
-            if let ifMatch, !ifMatch.contains(previous?.version ?? 0) {
-                throw .versionMismatch(current: previous?.version ?? 0)
-            }
-            var next = try build(previous)
-            do {
-                try store.commit(list: name, previous: previous, next: next)
-            } catch {
-                throw .storage(String(describing: error))
-            }
-            // Ids that came and went: the same version on a table of the ids in use (the store keeps ids,
-            // not keys, so it needs no new row).
-            if next.wantsCompaction { next = next.compacted() }
-            current.withLock { $0[name] = next }
-            return Commit(version: next, created: previous == nil)
+        try commit(name, ifMatch: ifMatch, mustExist: mustExist) { previous throws(WriteError) in
+            (nil, try build(previous))
         }
-        notify(name, commit.version)
+    }
+
+    /// How many times a write is made again after losing the race to another instance's commit.
+    public static let maximumAttempts = 16
+
+    private func commit(
+        _ name: String, ifMatch: Set<UInt64>?, mustExist: Bool,
+        make: (ListVersion?) throws(WriteError) -> (ListWrite?, ListVersion)?
+    ) throws(WriteError) -> Commit {
+        var events = Events()
+        let commit = try lock(for: name).withLock { position throws(WriteError) -> Commit in
+            var attempt = 0
+            defer { if attempt > 1 { store.endWrite(list: name) } }
+            while true {
+                attempt += 1
+                let previous = version(of: name)
+                if mustExist && previous == nil { throw .listNotFound }
+                if let ifMatch, !ifMatch.contains(previous?.version ?? 0) {
+                    throw .versionMismatch(current: previous?.version ?? 0)
+                }
+                guard let (write, built) = try make(previous) else {
+                    guard let previous else { throw .listNotFound }
+                    return Commit(version: previous, created: false)
+                }
+                var next = built
+                do {
+                    if let logged = try store.commit(list: name, previous: previous, next: next, write: write) {
+                        position = logged
+                    }
+                } catch let conflict as StoreConflict {
+                    replication.conflictRetried()
+                    guard attempt < Self.maximumAttempts else {
+                        throw .storage("\(conflict), \(attempt) times in a row")
+                    }
+                    do {
+                        try catchUp(name, position: &position, events: &events)
+                    } catch {
+                        throw .storage(String(describing: error))
+                    }
+                    continue
+                } catch {
+                    throw .storage(String(describing: error))
+                }
+                // Ids that came and went: the same version on a table of the ids in use (the store keeps ids,
+                // not keys, so it needs no new row).
+                if next.wantsCompaction { next = next.compacted() }
+                current.withLock { $0[name] = next }
+                return Commit(version: next, created: previous == nil)
+            }
+        }
+        events.append(name, commit.version)
+        notify(events)
         return commit
     }
 
@@ -110,24 +179,137 @@ public final class ListRegistry: Sendable {
     ///
     /// - Throws: ``WriteError/listNotFound``, ``WriteError/versionMismatch(current:)`` or a storage error.
     public func delete(_ name: String, ifMatch: Set<UInt64>? = nil) throws(WriteError) {
-        try lock(for: name).withLock { () throws(WriteError) in
-            guard let previous = version(of: name) else { throw .listNotFound }
-            if let ifMatch, !ifMatch.contains(previous.version) {
-                throw .versionMismatch(current: previous.version)
+        var events = Events()
+        try lock(for: name).withLock { position throws(WriteError) in
+            var attempt = 0
+            defer { if attempt > 1 { store.endWrite(list: name) } }
+            while true {
+                attempt += 1
+                guard let previous = version(of: name) else { throw .listNotFound }
+                if let ifMatch, !ifMatch.contains(previous.version) {
+                    throw .versionMismatch(current: previous.version)
+                }
+                do {
+                    if let logged = try store.delete(list: name, previous: previous) { position = logged }
+                } catch let conflict as StoreConflict {
+                    replication.conflictRetried()
+                    guard attempt < Self.maximumAttempts else {
+                        throw .storage("\(conflict), \(attempt) times in a row")
+                    }
+                    do {
+                        try catchUp(name, position: &position, events: &events)
+                    } catch {
+                        throw .storage(String(describing: error))
+                    }
+                    continue
+                } catch {
+                    throw .storage(String(describing: error))
+                }
+                current.withLock { $0[name] = nil }
+                return
             }
-            do {
-                try store.delete(list: name)
-            } catch {
-                throw .storage(String(describing: error))
-            }
-            current.withLock { $0[name] = nil }
         }
-        notify(name, nil)
+        events.append(name, nil)
+        notify(events)
     }
 
-    private func notify(_ name: String, _ version: ListVersion?) {
-        for observer in observers.withLock({ $0 }) {
-            observer(name, version)
+    /// Applies changes other instances committed to a shared store (its change feed), in log order: each
+    /// write is replayed on the version it was made on, so the list is not reloaded. A change this
+    /// registry already holds (its own commit, or one replayed when a write lost a race) is skipped. A
+    /// change that does not follow the version held (a change missed) reloads that list from the store.
+    ///
+    /// Observers are told of every version published, as for local writes.
+    ///
+    /// - Throws: when a list had to be reloaded and the store could not be read; the changes before it
+    ///   are applied, and the caller reads the log again from where it stood.
+    public func apply(_ changes: [LoggedChange]) throws {
+        var events = Events()
+        defer { notify(events) }
+        var index = changes.startIndex
+        while index < changes.endIndex {
+            let name = changes[index].list
+            var end = index + 1
+            while end < changes.endIndex && changes[end].list == name { end += 1 }
+            let run = changes[index..<end]
+            try lock(for: name).withLock { position throws in
+                for change in run where change.position > position {
+                    try replay(change, position: &position, events: &events)
+                }
+            }
+            index = end
+        }
+    }
+
+    /// Replaces every list by the store's (an instance too far behind for the log): lists the registry
+    /// holds at a later log position than the snapshot (written while it was read) are kept.
+    public func reload(from stored: StoredLists) {
+        var events = Events()
+        let names = Set(current.withLock { Array($0.keys) }).union(stored.lists.keys)
+        for name in names {
+            lock(for: name).withLock { position in
+                let snapshotPosition = stored.positions[name] ?? stored.logPosition
+                guard snapshotPosition > position else { return }
+                let version = stored.lists[name]
+                current.withLock { $0[name] = version }
+                position = snapshotPosition
+                events.append(name, version)
+            }
+        }
+        replication.reloaded()
+        notify(events)
+    }
+
+    /// Under `name`'s lock: the changes other instances made to it since `position`, from the store.
+    private func catchUp(_ name: String, position: inout Int64, events: inout Events) throws {
+        for change in try store.changes(of: name, after: position) where change.position > position {
+            try replay(change, position: &position, events: &events)
+        }
+    }
+
+    /// Under the list's lock: one logged change made here.
+    private func replay(_ change: LoggedChange, position: inout Int64, events: inout Events) throws {
+        let name = change.list
+        let held = version(of: name)
+        guard let write = change.write else {
+            current.withLock { $0[name] = nil }
+            position = change.position
+            events.append(name, nil)
+            return
+        }
+        let follows =
+            held.map { $0.version + 1 == change.version }
+            ?? (change.version == 1 && { if case .replace = write { true } else { false } }())
+        if follows, var next = try? write.apply(to: held, limits: limits), next.version == change.version {
+            if next.wantsCompaction { next = next.compacted() }
+            current.withLock { $0[name] = next }
+            position = change.position
+            events.append(name, next)
+            return
+        }
+        // A change missed, or one that does not replay here: the list as the store holds it now.
+        let (stored, storedPosition) = try store.load(list: name, limits: limits)
+        current.withLock { $0[name] = stored }
+        position = storedPosition
+        events.append(name, stored)
+        replication.listReloaded()
+    }
+
+    /// Versions to tell the observers of, once every lock is released.
+    private struct Events {
+        var published: [(String, ListVersion?)] = []
+
+        mutating func append(_ name: String, _ version: ListVersion?) {
+            published.append((name, version))
+        }
+    }
+
+    private func notify(_ events: Events) {
+        guard !events.published.isEmpty else { return }
+        let observers = observers.withLock { $0 }
+        for (name, version) in events.published {
+            for observer in observers {
+                observer(name, version)
+            }
         }
     }
 
@@ -155,13 +337,23 @@ extension ListRegistry {
     }
 }
 
-/// One list's writer lock.
+/// One list's writer lock, and the position in a shared store's log of the last change the registry
+/// holds of that list (0 without a log): kept after a delete, so that a replayed change is never applied
+/// twice.
 private final class WriteLock: Sendable {
-    private let mutex = Mutex(())
+    private let mutex = Mutex<Int64>(0)
 
-    func withLock<Result>(_ body: () throws(ListRegistry.WriteError) -> Result) throws(ListRegistry.WriteError)
-        -> Result
+    func withLock<Result>(_ body: (inout Int64) throws(ListRegistry.WriteError) -> Result)
+        throws(ListRegistry.WriteError) -> Result
     {
-        try mutex.withLock { _ throws(ListRegistry.WriteError) in try body() }
+        try mutex.withLock { position throws(ListRegistry.WriteError) in try body(&position) }
+    }
+
+    func withLock<Result>(_ body: (inout Int64) throws -> Result) throws -> Result {
+        try mutex.withLock { position in try body(&position) }
+    }
+
+    func withLock<Result>(_ body: (inout Int64) -> Result) -> Result {
+        mutex.withLock { position in body(&position) }
     }
 }

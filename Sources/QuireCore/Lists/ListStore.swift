@@ -1,21 +1,61 @@
 /// Where committed list versions are kept durably. The registry calls it under the list's write lock,
 /// before it publishes a version: a version is visible to readers only once the store has it.
 ///
-/// QuireStore implements it on SQLite; ``InMemoryListStore`` keeps nothing (the registry's memory is
-/// the only copy), for tests and a service without storage. A shared database would be another
-/// implementation of this protocol, not a change to the rest.
+/// QuireStore implements it on SQLite (one instance) and on PostgreSQL (several instances sharing the
+/// store); ``InMemoryListStore`` keeps nothing (the registry's memory is the only copy), for tests and a
+/// service without storage.
+///
+/// A shared store adds three things, which a store of one instance leaves to the defaults:
+/// - conditional commits: ``commit(list:previous:next:write:)`` and ``delete(list:previous:)`` throw
+///   ``StoreConflict`` when the stored list is no longer at `previous` (another instance wrote it first);
+/// - a log: each commit returns its position, and ``changes(of:after:)`` reads what other instances
+///   committed, so that the registry replays their writes (``ListRegistry/apply(_:)``);
+/// - ``loadShared(limits:)``: every list with the log position it stands at.
 public protocol ListStore: Sendable {
     /// Every stored list at its latest version, built with `limits`.
     func loadAll(limits: ListLimits) throws -> [String: ListVersion]
 
     /// Makes `next` the stored version of `list`. `previous` is the version it replaces (`nil` when the
-    /// list is created), so that a store can write only what changed.
+    /// list is created), so that a store can write only what changed; `write` is what built `next` from
+    /// `previous` (`nil` when the caller built it otherwise: a shared store refuses such a write).
     ///
-    /// - Throws: when the version could not be stored durably; the registry then keeps `previous`.
-    func commit(list: String, previous: ListVersion?, next: ListVersion) throws
+    /// - Returns: the commit's position in the store's log, or `nil` for a store without a log.
+    /// - Throws: ``StoreConflict`` when a shared store holds another version than `previous`; any other
+    ///   error when the version could not be stored durably. The registry then keeps `previous`.
+    func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64?
 
-    /// Removes `list` and everything stored for it.
-    func delete(list: String) throws
+    /// Removes `list` (at version `previous`) and everything stored for it.
+    ///
+    /// - Returns: the log position of the delete, or `nil`.
+    /// - Throws: ``StoreConflict`` as ``commit(list:previous:next:write:)`` does.
+    func delete(list: String, previous: ListVersion) throws -> Int64?
+
+    /// The changes of `list` committed after log position `position`, oldest first (a shared store).
+    func changes(of list: String, after position: Int64) throws -> [LoggedChange]
+
+    /// One list as stored now, with its log position (`nil` version: the list does not exist).
+    func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64)
+
+    /// Every list with the log position it stands at.
+    func loadShared(limits: ListLimits) throws -> StoredLists
+
+    /// Called once a write of `list` that met a ``StoreConflict`` is over (committed or refused): a store
+    /// may keep something for the next attempt (a shared store keeps the list locked) and drops it here.
+    func endWrite(list: String)
+}
+
+extension ListStore {
+    public func changes(of list: String, after position: Int64) throws -> [LoggedChange] { [] }
+
+    public func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
+        (try loadAll(limits: limits)[list], 0)
+    }
+
+    public func loadShared(limits: ListLimits) throws -> StoredLists {
+        StoredLists(lists: try loadAll(limits: limits))
+    }
+
+    public func endWrite(list: String) {}
 }
 
 /// A store that keeps nothing: lists live only in the registry's memory.
@@ -24,7 +64,9 @@ public struct InMemoryListStore: ListStore {
 
     public func loadAll(limits: ListLimits) throws -> [String: ListVersion] { [:] }
 
-    public func commit(list: String, previous: ListVersion?, next: ListVersion) throws {}
+    public func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64? {
+        nil
+    }
 
-    public func delete(list: String) throws {}
+    public func delete(list: String, previous: ListVersion) throws -> Int64? { nil }
 }

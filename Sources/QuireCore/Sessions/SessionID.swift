@@ -1,6 +1,28 @@
 /// Session ids: 128 bits from the system's cryptographic random source (`getrandom`), as 22 URL-safe
 /// base64 characters. Unguessable, so a session id is its own capability.
+///
+/// An instance of a cluster names itself in its ids: `<instance>_<22 characters>`, where the instance tag
+/// is 1 to 16 letters and digits (`cluster.instance`), so that a load balancer sends every request of a
+/// session to the instance that holds it (deploy/nginx/quire-cluster.conf).
 public enum SessionID {
+    /// The longest instance tag.
+    public static let maximumInstanceLength = 16
+
+    /// Whether `tag` can name an instance in session ids: 1 to 16 ASCII letters and digits.
+    public static func isValidInstance(_ tag: String) -> Bool {
+        !tag.isEmpty && tag.utf8.count <= maximumInstanceLength
+            && tag.utf8.allSatisfy { isAlphabetByte[Int($0)] && $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: "_") }
+    }
+
+    /// A new random id, tagged with `instance` when given.
+    ///
+    /// - Precondition: `instance` is valid (``isValidInstance(_:)``).
+    public static func generate(instance: String?) -> String {
+        guard let instance else { return generate() }
+        precondition(isValidInstance(instance), "an instance tag is 1 to 16 letters and digits")
+        return instance + "_" + generate()
+    }
+
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// A new random id.
@@ -28,16 +50,23 @@ public enum SessionID {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Whether `text` has the shape of a session id (so obviously wrong ids are refused cheaply).
+    /// Whether `text` has the shape of a session id, tagged or not (so obviously wrong ids are refused
+    /// cheaply).
     ///
-    /// - Complexity: O(1): at most 23 bytes are looked at.
+    /// - Complexity: O(1): at most 40 bytes are looked at.
     public static func isWellFormed(_ text: String) -> Bool {
-        var count = 0
-        for byte in text.utf8 {
-            guard count < 22, isAlphabetByte[Int(byte)] else { return false }
-            count += 1
+        let bytes = text.utf8
+        guard bytes.count == 22 || (bytes.count >= 24 && bytes.count <= 23 + maximumInstanceLength) else {
+            return false
         }
-        return count == 22
+        guard bytes.allSatisfy({ isAlphabetByte[Int($0)] }) else { return false }
+        if bytes.count == 22 { return true }
+        // `<tag>_<22>`: the tag is letters and digits only, so the first `_` or `-` must end it.
+        let tagLength = bytes.count - 23
+        guard let end = bytes.firstIndex(where: { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }) else {
+            return false
+        }
+        return bytes.distance(from: bytes.startIndex, to: end) == tagLength && bytes[end] == UInt8(ascii: "_")
     }
 
     private static let isAlphabetByte: [Bool] = (0..<256).map { alphabet.contains(UInt8($0)) }

@@ -2,7 +2,7 @@
 public struct StoredListError: Error, CustomStringConvertible, Sendable {
     public let description: String
 
-    init(_ description: String) {
+    public init(_ description: String) {
         self.description = description
     }
 }

@@ -1,0 +1,225 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+public import QuireCore
+import Synchronization
+
+/// The stored list is not at the version a write was built on (the transaction stays open, row locked).
+struct VersionMismatch: Error {}
+
+extension PostgresListStore {
+    /// Stores `next` on top of `previous`, in one transaction, if the stored list is still at `previous`
+    /// (see the type): the rows that changed, the list's version, and the write in the log.
+    ///
+    /// - Returns: the commit's log position.
+    /// - Throws: ``StoreConflict`` when another instance committed the list first; ``PostgresStoreError``
+    ///   when the write cannot be logged (`write` is `nil`) or the database fails. Nothing is stored then.
+    public func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64? {
+        guard let write else {
+            throw PostgresStoreError("a write that is not a ListWrite cannot be replayed by other instances")
+        }
+        let changes = next.storageChanges(since: previous)
+        let (kind, body) = write.logged
+        return try transaction(list: list, creating: previous == nil) { connection in
+            try lockList(list, expecting: previous?.version, on: connection)
+            if previous == nil { try deleteRows(of: list, on: connection) }
+            try writeRows(changes, list: list, on: connection)
+            return try append(
+                list: list, version: next.version, kind: kind, body: ByteBuffer(bytes: body), isNew: previous == nil,
+                on: connection)
+        }
+    }
+
+    /// Removes `list` if it is still at `previous`, and logs the delete.
+    public func delete(list: String, previous: ListVersion) throws -> Int64? {
+        try transaction(list: list, creating: false) { connection in
+            try lockList(list, expecting: previous.version, on: connection)
+            try deleteRows(of: list, on: connection)
+            _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait()
+            return try append(
+                list: list, version: previous.version, kind: "delete", body: nil, isNew: false, on: connection)
+        }
+    }
+
+    /// Runs `body` in a transaction, or in the transaction a conflict left open on this list (whose row
+    /// lock this instance holds, so this attempt cannot lose again). A unique violation while creating a
+    /// list means another instance created it first.
+    private func transaction(
+        list: String, creating: Bool, _ body: (PostgresConnection) throws -> Int64
+    ) throws -> Int64 {
+        let held = heldLocks.withLock { $0.removeValue(forKey: list) }
+        let connection = try held ?? connections.acquire()
+        do {
+            if held == nil { _ = try connection.query("BEGIN", logger: logger).wait() }
+            let position = try body(connection)
+            _ = try connection.query("COMMIT", logger: logger).wait()
+            connections.release(connection)
+            return position
+        } catch is VersionMismatch {
+            // Keep the transaction and the row lock: the registry replays what the other instance wrote
+            // (on this connection) and makes its write again here, with no one else able to commit between.
+            heldLocks.withLock { $0[list] = connection }
+            throw StoreConflict(list: list)
+        } catch {
+            connections.discard(connection, after: error)
+            if creating && PostgresConnections.sqlState(of: error) == "23505" { throw StoreConflict(list: list) }
+            if let error = error as? PostgresStoreError { throw error }
+            throw PostgresStoreError("writing list \"\(list)\": \(PostgresConnections.describe(error))")
+        }
+    }
+
+    /// Ends a write of `list` that lost a race and then did not commit (its rebuilt write was refused): the
+    /// transaction left open for it is rolled back and its row lock released.
+    public func endWrite(list: String) {
+        guard let connection = heldLocks.withLock({ $0.removeValue(forKey: list) }) else { return }
+        if (try? connection.query("ROLLBACK", logger: logger).wait()) != nil {
+            connections.release(connection)
+        } else {
+            connections.discard(connection, after: PostgresStoreError("rollback failed"))
+        }
+    }
+
+    /// The connection holding `list`'s row lock after a conflict, if any.
+    func heldConnection(for list: String) -> PostgresConnection? {
+        heldLocks.withLock { $0[list] }
+    }
+
+    /// Locks the list's row until the transaction ends, and checks that the list is at `version` (`nil`:
+    /// that it does not exist).
+    private func lockList(_ list: String, expecting version: UInt64?, on connection: PostgresConnection) throws {
+        let rows = try connection.query(
+            "SELECT version FROM quire_list WHERE name = \(list) FOR UPDATE", logger: logger
+        ).wait()
+        let stored = try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) }
+        guard stored == version else { throw VersionMismatch() }
+    }
+
+    /// Takes the log's next position (holding the counter's row lock to the end of the transaction, so
+    /// positions commit in order), sets the list's row and logs the change, and notifies.
+    private func append(
+        list: String, version: UInt64, kind: String, body: ByteBuffer?, isNew: Bool, on connection: PostgresConnection
+    ) throws -> Int64 {
+        let rows = try connection.query(
+            "UPDATE quire_feed SET position = position + 1 WHERE id = 1 RETURNING position", logger: logger
+        ).wait()
+        guard let position = try rows.first?.decode(Int64.self) else {
+            throw PostgresStoreError("the log's counter row is missing")
+        }
+        let stored = Int64(bitPattern: version)
+        if kind != "delete" {
+            if isNew {
+                // A plain insert: a list created meanwhile by another instance is a unique violation.
+                _ = try connection.query(
+                    "INSERT INTO quire_list (name, version, position) VALUES (\(list), \(stored), \(position))",
+                    logger: logger
+                ).wait()
+            } else {
+                _ = try connection.query(
+                    "UPDATE quire_list SET version = \(stored), position = \(position) WHERE name = \(list)",
+                    logger: logger
+                ).wait()
+            }
+        }
+        _ = try connection.query(
+            """
+            INSERT INTO quire_log (position, list, version, kind, body, committed_at)
+            VALUES (\(position), \(list), \(stored), \(kind), \(body), extract(epoch from clock_timestamp()))
+            """,
+            logger: logger
+        ).wait()
+        _ = try connection.query(
+            "SELECT pg_notify(\(Self.channel), \(String(position)))", logger: logger
+        ).wait()
+        return position
+    }
+
+    private func deleteRows(of list: String, on connection: PostgresConnection) throws {
+        _ = try connection.query("DELETE FROM quire_item WHERE list = \(list)", logger: logger).wait()
+        _ = try connection.query("DELETE FROM quire_section WHERE list = \(list)", logger: logger).wait()
+    }
+
+    /// The rows that changed, as the SQLite store writes them: old rows first, so that new positions never
+    /// meet a stale one.
+    private func writeRows(_ changes: StorageChanges, list: String, on connection: PostgresConnection) throws {
+        for section in changes.removedSections {
+            _ = try connection.query(
+                "DELETE FROM quire_section WHERE list = \(list) AND id = \(section)", logger: logger
+            ).wait()
+        }
+        for item in changes.removedItems + changes.movedItems {
+            _ = try connection.query("DELETE FROM quire_item WHERE list = \(list) AND id = \(item)", logger: logger)
+                .wait()
+        }
+        for run in changes.placedSections {
+            let low = try run.after.map { try sectionPosition(of: $0, list: list, on: connection) }
+            let high = try run.before.map { try sectionPosition(of: $0, list: list, on: connection) }
+            let positions = StoragePosition.between(low, high, count: run.sections.count)
+            for (section, position) in zip(run.sections, positions) {
+                let header = section.header.map { ByteBuffer(bytes: $0) }
+                let footer = section.footer.map { ByteBuffer(bytes: $0) }
+                _ = try connection.query(
+                    """
+                    INSERT INTO quire_section (list, id, position, header, footer)
+                    VALUES (\(list), \(section.id), \(ByteBuffer(bytes: position)), \(header), \(footer))
+                    ON CONFLICT (list, id) DO UPDATE
+                    SET position = excluded.position, header = excluded.header, footer = excluded.footer
+                    """,
+                    logger: logger
+                ).wait()
+            }
+        }
+        for section in changes.updatedSections {
+            let header = section.header.map { ByteBuffer(bytes: $0) }
+            let footer = section.footer.map { ByteBuffer(bytes: $0) }
+            _ = try connection.query(
+                "UPDATE quire_section SET header = \(header), footer = \(footer) WHERE list = \(list) AND id = \(section.id)",
+                logger: logger
+            ).wait()
+        }
+        for run in changes.placedItems {
+            let low = try run.after.map { try itemPosition(of: $0, list: list, on: connection) }
+            let high = try run.before.map { try itemPosition(of: $0, list: list, on: connection) }
+            let positions = StoragePosition.between(low, high, count: run.items.count)
+            let (nested, parent): (Int16, String) =
+                switch run.container {
+                case .section(let section): (0, section)
+                case .item(let item): (1, item)
+                }
+            for (item, position) in zip(run.items, positions) {
+                _ = try connection.query(
+                    """
+                    INSERT INTO quire_item (list, nested, parent, position, id, body)
+                    VALUES (\(list), \(nested), \(parent), \(ByteBuffer(bytes: position)), \(item.id), \(ByteBuffer(bytes: item.body)))
+                    """,
+                    logger: logger
+                ).wait()
+            }
+        }
+        for item in changes.updatedItems {
+            _ = try connection.query(
+                "UPDATE quire_item SET body = \(ByteBuffer(bytes: item.body)) WHERE list = \(list) AND id = \(item.id)",
+                logger: logger
+            ).wait()
+        }
+    }
+
+    private func sectionPosition(of id: String, list: String, on connection: PostgresConnection) throws -> [UInt8] {
+        let rows = try connection.query(
+            "SELECT position FROM quire_section WHERE list = \(list) AND id = \(id)", logger: logger
+        ).wait()
+        guard let buffer = try rows.first?.decode(ByteBuffer.self) else {
+            throw PostgresStoreError("the stored rows of list \"\(list)\" lack section \"\(id)\"")
+        }
+        return Array(buffer.readableBytesView)
+    }
+
+    private func itemPosition(of id: String, list: String, on connection: PostgresConnection) throws -> [UInt8] {
+        let rows = try connection.query(
+            "SELECT position FROM quire_item WHERE list = \(list) AND id = \(id)", logger: logger
+        ).wait()
+        guard let buffer = try rows.first?.decode(ByteBuffer.self) else {
+            throw PostgresStoreError("the stored rows of list \"\(list)\" lack item \"\(id)\"")
+        }
+        return Array(buffer.readableBytesView)
+    }
+}

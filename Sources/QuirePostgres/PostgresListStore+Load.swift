@@ -1,0 +1,150 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+public import QuireCore
+
+extension PostgresListStore {
+    /// Every stored list at its stored version.
+    public func loadAll(limits: ListLimits) throws -> [String: ListVersion] {
+        try loadShared(limits: limits).lists
+    }
+
+    /// Every stored list, the log position of each, and the log position the snapshot is complete to: one
+    /// `REPEATABLE READ` transaction, so the rows, versions and positions are those of one moment.
+    public func loadShared(limits: ListLimits) throws -> StoredLists {
+        try reading { connection in
+            let logPosition = try self.logPosition(on: connection)
+            var stored = StoredLists(lists: [:], logPosition: logPosition)
+            let rows = try connection.query("SELECT name, version, position FROM quire_list", logger: logger).wait()
+            for row in rows {
+                let (name, version, position) = try row.decode((String, Int64, Int64).self)
+                stored.lists[name] = try restore(
+                    name, version: UInt64(bitPattern: version), limits: limits, on: connection)
+                stored.positions[name] = position
+            }
+            return stored
+        }
+    }
+
+    /// One list as stored now, with the log position of its last change (for a list that does not exist,
+    /// the log's position: every change before it is known to be in the answer).
+    public func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
+        try reading { connection in
+            let logPosition = try self.logPosition(on: connection)
+            let rows = try connection.query(
+                "SELECT version, position FROM quire_list WHERE name = \(list)", logger: logger
+            ).wait()
+            guard let row = rows.first else { return (nil, logPosition) }
+            let (version, position) = try row.decode((Int64, Int64).self)
+            return (try restore(list, version: UInt64(bitPattern: version), limits: limits, on: connection), position)
+        }
+    }
+
+    /// The changes of `list` after log position `position`, oldest first (a write that lost a race reads
+    /// what the winner wrote).
+    public func changes(of list: String, after position: Int64) throws -> [LoggedChange] {
+        let query: PostgresQuery = """
+            SELECT position, list, version, kind, body, committed_at FROM quire_log
+            WHERE list = \(list) AND position > \(position) ORDER BY position
+            """
+        do {
+            // After a conflict, on the connection that holds the list's row lock: it sees every commit of the
+            // list, and no other can come until this instance's write.
+            if let held = heldConnection(for: list) {
+                return try Self.changes(held.query(query, logger: logger).wait())
+            }
+            return try connections.with { connection in try Self.changes(connection.query(query, logger: logger).wait())
+            }
+        } catch let error as StoredListError {
+            throw PostgresStoreError("the log does not replay: \(error)")
+        } catch let error as PostgresStoreError {
+            throw error
+        } catch {
+            throw PostgresStoreError("reading the log: \(PostgresConnections.describe(error))")
+        }
+    }
+
+    /// Up to `limit` changes of every list after log position `position`, oldest first, and the position of
+    /// the oldest change the log still keeps (the change feed).
+    public func changes(after position: Int64, limit: Int) throws -> (changes: [LoggedChange], oldest: Int64?) {
+        try connections.with { connection in
+            let changes = try Self.changes(
+                connection.query(
+                    """
+                    SELECT position, list, version, kind, body, committed_at FROM quire_log
+                    WHERE position > \(position) ORDER BY position LIMIT \(Int64(limit))
+                    """,
+                    logger: logger
+                ).wait())
+            let oldest = try connection.query("SELECT min(position) FROM quire_log", logger: logger).wait()
+            return (changes, try oldest.first?.decode(Int64?.self))
+        }
+    }
+
+    private static func changes(_ rows: PostgresQueryResult) throws -> [LoggedChange] {
+        try rows.map { row in
+            let (position, list, version, kind, body, committedAt) = try row.decode(
+                (Int64, String, Int64, String, ByteBuffer?, Double).self)
+            let write: ListWrite? =
+                kind == "delete"
+                ? nil : try ListWrite(kind: kind, body: body?.readableBytesView ?? ByteBuffer().readableBytesView)
+            return LoggedChange(
+                position: position, list: list, version: UInt64(bitPattern: version), write: write,
+                committedAt: committedAt)
+        }
+    }
+
+    private func logPosition(on connection: PostgresConnection) throws -> Int64 {
+        try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait().first?
+            .decode(Int64.self) ?? 0
+    }
+
+    /// Runs `body` in a read-only `REPEATABLE READ` transaction (one snapshot).
+    private func reading<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
+        do {
+            return try connections.with { connection in
+                _ = try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger).wait()
+                let result = try body(connection)
+                _ = try connection.query("COMMIT", logger: logger).wait()
+                return result
+            }
+        } catch let error as PostgresStoreError {
+            throw error
+        } catch let error as StoredListError {
+            throw PostgresStoreError("the stored rows do not form a list: \(error)")
+        } catch {
+            throw PostgresStoreError("reading \(settings.redacted): \(PostgresConnections.describe(error))")
+        }
+    }
+
+    /// One list rebuilt from its rows, exactly as committed (nothing is parsed: see
+    /// ``ListVersion/restoring(version:limits:sections:items:)``).
+    private func restore(
+        _ list: String, version: UInt64, limits: ListLimits, on connection: PostgresConnection
+    ) throws -> ListVersion {
+        let sectionRows = try connection.query(
+            "SELECT id, header, footer FROM quire_section WHERE list = \(list) ORDER BY position", logger: logger
+        ).wait()
+        let sections = try sectionRows.map { row in
+            let (id, header, footer) = try row.decode((String, ByteBuffer?, ByteBuffer?).self)
+            return StorageChanges.Section(
+                id: id, header: header.map { Array($0.readableBytesView) },
+                footer: footer.map { Array($0.readableBytesView) })
+        }
+        let itemRows = try connection.query(
+            "SELECT nested, parent, id, body FROM quire_item WHERE list = \(list) ORDER BY nested, parent, position",
+            logger: logger
+        ).wait()
+        var items: [StorageChanges.Container: [StorageChanges.Item]] = [:]
+        for row in itemRows {
+            let (nested, parent, id, body) = try row.decode((Int16, String, String, ByteBuffer).self)
+            let container: StorageChanges.Container = nested == 0 ? .section(parent) : .item(parent)
+            items[container, default: []].append(StorageChanges.Item(id: id, body: Array(body.readableBytesView)))
+        }
+        do {
+            return try ListVersion.restoring(version: version, limits: limits, sections: sections, items: items)
+        } catch {
+            throw PostgresStoreError("list \"\(list)\": \(error)")
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+public import Logging
+import NIOCore
+import PostgresNIO
+public import QuireCore
+import Synchronization
+
+/// The shared store: lists in PostgreSQL, for several Quire instances at once (DESIGN.md, "When one
+/// machine is not enough"), through postgres-nio.
+///
+/// - **Rows** as in the SQLite store: one per section and per item, with position keys that sort as the
+///   list does (``StoragePosition``), so a write stores only what changed and a start loads every list.
+/// - **Conditional commits**: a commit locks its list's row (`SELECT … FOR UPDATE`) and goes on only if
+///   the stored version is the one the write was built on; otherwise it throws ``StoreConflict`` and the
+///   registry replays the other instance's changes and builds the write again. Two instances can never
+///   both commit version *n* of a list.
+/// - **The log**: every commit takes the next position of one counter row (`quire_feed`), which orders
+///   every commit of every list without gaps (the counter's row lock is held to the end of the
+///   transaction, so positions become visible in order), and records the write itself (``ListWrite``):
+///   another instance replays it on the version it holds instead of reloading the list.
+/// - **Notifications**: each commit sends `NOTIFY quire_changes`; ``PostgresChangeFeed`` listens and
+///   reads the log after its position, and reads it again after every reconnection, since
+///   notifications are not durable.
+/// - **Retention**: the log keeps the last ``PostgresSettings/logRetention`` changes; an instance
+///   further behind reloads every list.
+///
+/// Durability is PostgreSQL's: a commit returns once the server has flushed it (`synchronous_commit`).
+public final class PostgresListStore: ListStore {
+    let connections: PostgresConnections
+    let logger: Logger
+    /// Transactions left open by a conflict, by list: they hold the list's row lock until the registry
+    /// writes again (``commit(list:previous:next:write:)``) or gives up (``endWrite(list:)``). The registry
+    /// holds the list's own lock meanwhile, so one thread at a time uses each.
+    let heldLocks = Mutex<[String: PostgresConnection]>([:])
+    public var settings: PostgresSettings { connections.settings }
+
+    /// Connects and creates the tables when they do not exist (several instances may start at once: the
+    /// creation runs under an advisory lock).
+    ///
+    /// - Throws: ``PostgresStoreError`` naming the server (never the password) and the cause.
+    public init(settings: PostgresSettings, logger: Logger) throws(PostgresStoreError) {
+        connections = PostgresConnections(settings: settings, logger: logger)
+        self.logger = logger
+        do {
+            try connections.with { connection in
+                try Self.run(Self.schema, on: connection, logger: logger)
+            }
+        } catch let error as PostgresStoreError {
+            throw error
+        } catch {
+            throw PostgresStoreError(
+                "cannot prepare the tables in \(settings.redacted): \(PostgresConnections.describe(error))")
+        }
+    }
+
+    /// Closes the store's connections.
+    public func close() {
+        connections.close()
+    }
+
+    /// The schema. Tables are created if missing; a table, once released, only grows columns.
+    static let schema: [PostgresQuery] = [
+        "BEGIN",
+        "SELECT pg_advisory_xact_lock(7741)",
+        """
+        CREATE TABLE IF NOT EXISTS quire_feed (
+            id integer PRIMARY KEY CHECK (id = 1),
+            position bigint NOT NULL)
+        """,
+        "INSERT INTO quire_feed (id, position) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+        """
+        CREATE TABLE IF NOT EXISTS quire_list (
+            name text PRIMARY KEY,
+            version bigint NOT NULL,
+            position bigint NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS quire_section (
+            list text NOT NULL,
+            id text NOT NULL,
+            position bytea NOT NULL,
+            header bytea,
+            footer bytea,
+            PRIMARY KEY (list, id))
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS quire_item (
+            list text NOT NULL,
+            nested smallint NOT NULL,
+            parent text NOT NULL,
+            position bytea NOT NULL,
+            id text NOT NULL,
+            body bytea NOT NULL,
+            PRIMARY KEY (list, nested, parent, position))
+        """,
+        "CREATE UNIQUE INDEX IF NOT EXISTS quire_item_by_id ON quire_item (list, id)",
+        """
+        CREATE TABLE IF NOT EXISTS quire_log (
+            position bigint PRIMARY KEY,
+            list text NOT NULL,
+            version bigint NOT NULL,
+            kind text NOT NULL,
+            body bytea,
+            committed_at double precision NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS quire_log_by_list ON quire_log (list, position)",
+        "COMMIT",
+    ]
+
+    static func run(_ queries: [PostgresQuery], on connection: PostgresConnection, logger: Logger) throws {
+        for query in queries {
+            _ = try connection.query(query, logger: logger).wait()
+        }
+    }
+
+    /// The log's channel for `NOTIFY`.
+    static let channel = "quire_changes"
+
+    /// The position of the last commit in the log.
+    public func logPosition() throws -> Int64 {
+        try connections.with { connection in
+            let rows = try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait()
+            return try rows.first?.decode(Int64.self) ?? 0
+        }
+    }
+
+    /// Drops the log's changes older than the retention (any instance may; the newest are kept).
+    ///
+    /// - Returns: the number of changes dropped.
+    @discardableResult
+    public func trimLog() throws -> Int {
+        try connections.with { connection in
+            let keep = Int64(settings.logRetention)
+            let result = try connection.query(
+                "DELETE FROM quire_log WHERE position <= (SELECT position FROM quire_feed WHERE id = 1) - \(keep)",
+                logger: logger
+            ).wait()
+            return result.metadata.rows ?? 0
+        }
+    }
+
+    /// Rows stored for `list`, sections and items (for tests and diagnostics).
+    public func rowCounts(of list: String) throws -> (sections: Int, items: Int) {
+        try connections.with { connection in
+            let sections =
+                try connection.query(
+                    "SELECT count(*) FROM quire_section WHERE list = \(list)", logger: logger
+                ).wait().first?.decode(Int64.self) ?? 0
+            let items =
+                try connection.query(
+                    "SELECT count(*) FROM quire_item WHERE list = \(list)", logger: logger
+                ).wait().first?.decode(Int64.self) ?? 0
+            return (Int(sections), Int(items))
+        }
+    }
+}

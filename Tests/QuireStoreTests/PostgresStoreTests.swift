@@ -1,0 +1,189 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import QuireCore
+import QuirePostgres
+import Testing
+
+/// The PostgreSQL server the tests use: `QUIRE_TEST_POSTGRES_URL` (a role that may create databases).
+/// `make test` starts one (scripts/pg-local) and sets it; each test makes a database of its own.
+private let serverURL = ProcessInfo.processInfo.environment["QUIRE_TEST_POSTGRES_URL"]
+
+/// A fresh database on the test server, dropped at the end.
+private final class TestDatabase {
+    let settings: PostgresSettings
+    private let admin: PostgresSettings
+    private let name = "quire_test_\(UInt64.random(in: 0...UInt64.max))"
+
+    init(logRetention: Int = 100_000) throws {
+        admin = try PostgresSettings(url: serverURL!)
+        try Self.execute("CREATE DATABASE \(name)", admin)
+        var settings = admin
+        settings.database = name
+        settings.logRetention = logRetention
+        self.settings = settings
+    }
+
+    deinit { try? Self.execute("DROP DATABASE \(name) WITH (FORCE)", admin) }
+
+    private static func execute(_ sql: String, _ settings: PostgresSettings) throws {
+        var configuration = PostgresConnection.Configuration(
+            host: settings.host, port: settings.port, username: settings.user, password: settings.password,
+            database: settings.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(5)
+        let connection = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 1,
+            logger: Logger(label: "test")
+        ).wait()
+        defer { _ = try? connection.close().wait() }
+        _ = try connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test")).wait()
+    }
+}
+
+/// One instance of a cluster, in process: a registry on its own connections to the shared store, and its
+/// change feed.
+private final class Instance: Sendable {
+    let store: PostgresListStore
+    let registry: ListRegistry
+    let feed: PostgresChangeFeed
+
+    init(_ database: TestDatabase, follow: Bool = true) throws {
+        var logger = Logger(label: "quire-test")
+        logger.logLevel = .error
+        store = try PostgresListStore(settings: database.settings, logger: logger)
+        registry = ListRegistry(store: store, limits: ListLimits())
+        try registry.load()
+        feed = PostgresChangeFeed(
+            store: store, registry: registry, position: registry.loadedLogPosition, logger: logger)
+        if follow { feed.start() }
+    }
+
+    deinit {
+        feed.stop()
+        store.close()
+    }
+
+    /// Waits (up to 10 s) until the registry holds `list` at `version` or later.
+    func waitFor(_ list: String, version: UInt64) async throws {
+        for _ in 0..<1_000 {
+            if let held = registry.version(of: list)?.version, held >= version { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("instance never reached version \(version) of \(list)")
+    }
+}
+
+private func insert(_ id: String, section: String = "s") -> ListWrite {
+    .ops(["ops": [["op": "insertItems", "section": .string(section), "items": [["id": .string(id), "type": "t"]]]]])
+}
+
+private let emptyList: ListWrite = .replace(["sections": [["id": "s", "items": []]]])
+
+@Suite("PostgreSQL store", .enabled(if: serverURL != nil, "needs QUIRE_TEST_POSTGRES_URL (make test starts one)"))
+struct PostgresStoreTests {
+    @Test("two instances writing one list at once commit every write once, in one gapless history, and converge")
+    func concurrentWriters() async throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database), try Instance(database))
+        _ = try a.registry.write("shared") { _ throws(ListRegistry.WriteError) in emptyList }
+        let acks = try await withThrowingTaskGroup(of: [(version: UInt64, id: String)].self) { group in
+            for (name, instance) in [("a", a), ("b", b)] {
+                for writer in 0..<2 {
+                    group.addTask {
+                        var acknowledged: [(version: UInt64, id: String)] = []
+                        for index in 0..<75 {
+                            let id = "\(name)\(writer)-\(index)"
+                            let commit = try instance.registry.write("shared", mustExist: true) {
+                                _ throws(ListRegistry.WriteError) in insert(id)
+                            }
+                            acknowledged.append((commit.version.version, id))
+                        }
+                        return acknowledged
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(acks.count == 300)
+        #expect(Set(acks.map(\.version)) == Set((2...301).map(UInt64.init)), "versions are unique and gapless")
+        try await a.waitFor("shared", version: 301)
+        try await b.waitFor("shared", version: 301)
+        let (onA, onB) = (a.registry.version(of: "shared")!, b.registry.version(of: "shared")!)
+        #expect(onA.version == 301 && onB.version == 301)
+        #expect(onA.documentBytes == onB.documentBytes)
+        for (_, id) in acks { #expect(onA.containsItem(id)) }
+        // A third instance started now loads the same list from the rows.
+        let c = try Instance(database, follow: false)
+        #expect(c.registry.version(of: "shared")?.documentBytes == onA.documentBytes)
+        #expect(a.registry.replication.counts.conflicts + b.registry.replication.counts.conflicts > 0)
+        #expect(try a.store.rowCounts(of: "shared").items == 300)
+    }
+
+    @Test("a write that loses the race and is then refused changes nothing and leaves the list free")
+    func refusedAfterConflict() async throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database, follow: false), try Instance(database, follow: false))
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["x", "y"]) }
+        try b.registry.load()
+        // b removes x; a, not yet told, updates x: a's commit conflicts, a replays b's write, and x is gone.
+        _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in
+            .ops(["ops": [["op": "removeItems", "ids": ["x"]]]])
+        }
+        #expect(throws: ListRegistry.WriteError.self) {
+            try a.registry.write("l") { _ throws(ListRegistry.WriteError) in
+                .ops(["ops": [["op": "updateItems", "items": [["id": "x", "type": "t", "data": 1]]]]])
+            }
+        }
+        #expect(a.registry.version(of: "l")?.version == 2)
+        #expect(a.registry.version(of: "l")?.containsItem("x") == false)
+        // The row lock the conflict took is released: b writes at once.
+        let started = ContinuousClock.now
+        let commit = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("z") }
+        #expect(commit.version.version == 3)
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
+    @Test("deletes and re-creations replay in log order on another instance")
+    func deleteAndRecreate() async throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database), try Instance(database))
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["old"]) }
+        try await b.waitFor("l", version: 1)
+        try a.registry.delete("l")
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["new"]) }
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("newer") }
+        try await b.waitFor("l", version: 2)
+        #expect(b.registry.version(of: "l")?.containsItem("old") == false)
+        #expect(b.registry.version(of: "l")?.documentBytes == a.registry.version(of: "l")?.documentBytes)
+    }
+
+    @Test("an instance further behind than the log keeps reloads every list, then follows again")
+    func behindRetention() async throws {
+        let database = try TestDatabase(logRetention: 100)
+        let a = try Instance(database)
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }
+        let b = try Instance(database, follow: false)
+        for index in 0..<150 {
+            _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("i\(index)") }
+        }
+        _ = try a.registry.write("gone") { _ throws(ListRegistry.WriteError) in emptyList }
+        try a.registry.delete("gone")
+        #expect(try a.store.trimLog() > 0)
+        // b was loaded at version 1 and never followed: the log no longer reaches back to it.
+        let behind = PostgresChangeFeed(store: b.store, registry: b.registry, position: 0, logger: Logger(label: "t"))
+        behind.start()
+        defer { behind.stop() }
+        try await b.waitFor("l", version: 151)
+        #expect(b.registry.version(of: "l")?.documentBytes == a.registry.version(of: "l")?.documentBytes)
+        #expect(b.registry.version(of: "gone") == nil)
+        #expect(b.registry.replication.counts.fullReloads == 1)
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("after") }
+        try await b.waitFor("l", version: 152)
+        #expect(b.registry.version(of: "l")?.containsItem("after") == true)
+    }
+}
+
+private func insertingList(_ ids: [String]) -> ListWrite {
+    .replace(["sections": [["id": "s", "items": .array(ids.map { ["id": .string($0), "type": "t"] })]]])
+}
