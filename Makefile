@@ -151,8 +151,9 @@ bench-tls: deps-bench
 	scripts/bench-tls --rounds 3 --seconds 5
 
 ## The local cluster (release build): a write on q1 seen by a long poll on q2, p50/p99 over 200 writes (targets 10 and
-## 50 ms); durable writes/s through nginx on one list and on 100 lists.
-bench-cluster: build-release
+## 50 ms); durable writes/s through nginx on one list and on 100 lists, next to one SQLite instance; wrk's read mix
+## through nginx with 1, 2 and 3 instances, with the CPU per request of the instances and of nginx.
+bench-cluster: deps-bench build-release
 	scripts/cluster-bench
 
 clean:
