@@ -137,14 +137,25 @@ public final class ListRegistry: Sendable {
             var attempt = 0
             var conflicted = false
             defer { if conflicted { store.endWrite(list: name) } }
+            var verified = false
             while true {
                 attempt += 1
                 let previous = version(of: name)
-                if mustExist && previous == nil { throw .listNotFound }
-                if let ifMatch, !ifMatch.contains(previous?.version ?? 0) {
-                    throw .versionMismatch(current: previous?.version ?? 0)
+                let made: (ListWrite?, ListVersion)?
+                do throws(WriteError) {
+                    if mustExist && previous == nil { throw .listNotFound }
+                    if let ifMatch, !ifMatch.contains(previous?.version ?? 0) {
+                        throw .versionMismatch(current: previous?.version ?? 0)
+                    }
+                    made = try make(previous)
+                } catch {
+                    if !verified {
+                        verified = true
+                        if try caughtUp(name, position: &position, events: &events) { continue }
+                    }
+                    throw error
                 }
-                guard let (write, built) = try make(previous) else {
+                guard let (write, built) = made else {
                     guard let previous else { throw .listNotFound }
                     changed = false
                     return Commit(version: previous, created: false)
@@ -192,12 +203,25 @@ public final class ListRegistry: Sendable {
             var attempt = 0
             var conflicted = false
             defer { if conflicted { store.endWrite(list: name) } }
+            var verified = false
             while true {
                 attempt += 1
-                guard let previous = version(of: name) else { throw .listNotFound }
-                if let ifMatch, !ifMatch.contains(previous.version) {
-                    throw .versionMismatch(current: previous.version)
+                let held = version(of: name)
+                let refusal: WriteError? =
+                    if let held {
+                        ifMatch.map { $0.contains(held.version) } == false
+                            ? .versionMismatch(current: held.version) : nil
+                    } else {
+                        .listNotFound
+                    }
+                if let refusal {
+                    if !verified {
+                        verified = true
+                        if try caughtUp(name, position: &position, events: &events) { continue }
+                    }
+                    throw refusal
                 }
+                let previous = held!
                 do {
                     if let logged = try store.delete(list: name, previous: previous, at: position) {
                         position = logged
@@ -268,6 +292,20 @@ public final class ListRegistry: Sendable {
         }
         replication.reloaded()
         notify(events)
+    }
+
+    /// Under `name`'s lock, before a write is refused on the version held here: whether another instance
+    /// had changed the list meanwhile (a shared store; the changes are applied), so that the write is
+    /// checked again on the list as the store holds it. A producer whose requests are spread over
+    /// instances is never refused because one of them had not yet heard of its previous write.
+    private func caughtUp(_ name: String, position: inout Int64, events: inout Events) throws(WriteError) -> Bool {
+        let before = position
+        do {
+            try catchUp(name, position: &position, events: &events)
+        } catch {
+            throw .storage(String(describing: error))
+        }
+        return position != before
     }
 
     /// Under `name`'s lock: the changes other instances made to it since `position`, from the store.
