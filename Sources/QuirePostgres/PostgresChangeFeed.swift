@@ -59,7 +59,7 @@ public final class PostgresChangeFeed: Sendable {
             return state.listener
         }
         wake.signal()
-        if let listener { _ = try? listener.close().wait() }
+        if let listener { _ = try? listener.close().wait(within: store.patience) }
     }
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
@@ -116,16 +116,16 @@ public final class PostgresChangeFeed: Sendable {
             wake.signal()
         }
         do {
-            _ = try connection.query("LISTEN \(unescaped: PostgresListStore.channel)", logger: logger).wait()
+            _ = try connection.query("LISTEN \(unescaped: PostgresListStore.channel)", logger: logger).wait(within: store.patience)
         } catch {
-            _ = try? connection.close().wait()
+            _ = try? connection.close().wait(within: store.patience)
             throw PostgresStoreError("LISTEN failed: \(PostgresConnections.describe(error))")
         }
         let stale = state.withLock { state -> PostgresConnection? in
             defer { state.listener = connection }
             return state.listener
         }
-        if let stale { _ = try? stale.close().wait() }
+        if let stale { _ = try? stale.close().wait(within: store.patience) }
     }
 
     private func dropListener() {
@@ -133,7 +133,7 @@ public final class PostgresChangeFeed: Sendable {
             defer { state.listener = nil }
             return state.listener
         }
-        if let listener { _ = try? listener.close().wait() }
+        if let listener { _ = try? listener.close().wait(within: store.patience) }
     }
 
     /// Reads and applies the log until nothing is left after the position.

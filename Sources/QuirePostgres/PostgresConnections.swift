@@ -99,13 +99,16 @@ final class PostgresConnections: Sendable {
 
     deinit { close() }
 
+    /// The longest any wait for PostgreSQL lasts: its own statement timeout, plus time for the answer to arrive.
+    var patience: Double { settings.statementTimeoutSeconds + 2 }
+
     /// A new connection, not from the pool (the change feed's).
     func connect() throws -> PostgresConnection {
         do {
             return try PostgresConnection.connect(
                 on: group.next(), configuration: settings.configuration,
                 id: nextID.add(1, ordering: .relaxed).newValue, logger: logger
-            ).wait()
+            ).wait(within: patience)
         } catch {
             throw PostgresStoreError("cannot connect to \(settings.redacted): \(Self.describe(error))")
         }
@@ -159,18 +162,18 @@ final class PostgresConnections: Sendable {
             state.idle.append(connection)
             return true
         }
-        if !keep { _ = try? connection.close().wait() }
+        if !keep { _ = try? connection.close().wait(within: patience) }
     }
 
     /// Gives back a connection after `error`: a server's refusal of a statement leaves the connection
     /// usable once its transaction is rolled back; anything else (the connection failed) closes it.
     func discard(_ connection: PostgresConnection, after error: any Error) {
         if let error = error as? PSQLError, error.code == .server, !connection.isClosed,
-            (try? connection.query("ROLLBACK", logger: logger).wait()) != nil
+            (try? connection.query("ROLLBACK", logger: logger).wait(within: patience)) != nil
         {
             release(connection)
         } else {
-            _ = try? connection.close().wait()
+            _ = try? connection.close().wait(within: patience)
             slots.signal()
         }
     }
@@ -182,7 +185,7 @@ final class PostgresConnections: Sendable {
             defer { state.idle = [] }
             return state.idle
         }
-        for connection in idle { _ = try? connection.close().wait() }
+        for connection in idle { _ = try? connection.close().wait(within: patience) }
     }
 
     /// An error as a line for logs and problem details: the server's message and SQLSTATE when it has one.
@@ -200,5 +203,26 @@ final class PostgresConnections: Sendable {
     /// The SQLSTATE of a server error (`23505`: a unique constraint), or `nil`.
     static func sqlState(of error: any Error) -> String? {
         (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+}
+
+extension EventLoopFuture where Value: Sendable {
+    /// The future's value, waiting at most `seconds`: a query on a connection whose server went away without
+    /// closing it (a stopped machine, a cut network) never completes, and a write waits for it while holding
+    /// its list's lock and one of libmicrohttpd's threads. Past the deadline the caller's connection is
+    /// discarded (closed), which fails whatever it still had in flight.
+    ///
+    /// - Throws: the future's error, or ``PostgresStoreError`` when the deadline passes.
+    func wait(within seconds: Double) throws -> Value {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Value, any Error>?>(nil)
+        whenComplete { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + seconds) == .success else {
+            throw PostgresStoreError("PostgreSQL did not answer within \(seconds) s")
+        }
+        return try outcome.withLock { $0! }.get()
     }
 }

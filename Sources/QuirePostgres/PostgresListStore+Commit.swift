@@ -37,7 +37,7 @@ extension PostgresListStore {
         try transaction(list: list, creating: false) { connection in
             try lockList(list, expecting: (previous.version, position), on: connection)
             try deleteRows(of: list, on: connection)
-            _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait()
+            _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait(within: patience)
             return try append(
                 list: list, version: previous.version, kind: "delete", body: nil, isNew: false, on: connection)
         }
@@ -52,9 +52,9 @@ extension PostgresListStore {
         let held = heldLocks.withLock { $0.removeValue(forKey: list) }
         let connection = try held ?? connections.acquire()
         do {
-            if held == nil { _ = try connection.query("BEGIN", logger: logger).wait() }
+            if held == nil { _ = try connection.query("BEGIN", logger: logger).wait(within: patience) }
             let position = try body(connection)
-            _ = try connection.query("COMMIT", logger: logger).wait()
+            _ = try connection.query("COMMIT", logger: logger).wait(within: patience)
             connections.release(connection)
             return position
         } catch is VersionMismatch {
@@ -79,7 +79,7 @@ extension PostgresListStore {
     /// transaction left open for it is rolled back and its row lock released.
     public func endWrite(list: String) {
         guard let connection = heldLocks.withLock({ $0.removeValue(forKey: list) }) else { return }
-        if (try? connection.query("ROLLBACK", logger: logger).wait()) != nil {
+        if (try? connection.query("ROLLBACK", logger: logger).wait(within: patience)) != nil {
             connections.release(connection)
         } else {
             connections.discard(connection, after: PostgresStoreError("rollback failed"))
@@ -99,10 +99,10 @@ extension PostgresListStore {
     private func lockList(
         _ list: String, expecting expected: (version: UInt64, position: Int64)?, on connection: PostgresConnection
     ) throws {
-        _ = try connection.query("SELECT pg_advisory_xact_lock(hashtext(\(list)))", logger: logger).wait()
+        _ = try connection.query("SELECT pg_advisory_xact_lock(hashtext(\(list)))", logger: logger).wait(within: patience)
         let rows = try connection.query(
             "SELECT version, position FROM quire_list WHERE name = \(list) FOR UPDATE", logger: logger
-        ).wait()
+        ).wait(within: patience)
         let stored = try rows.first.map { row in
             let (version, position) = try row.decode((Int64, Int64).self)
             return (UInt64(bitPattern: version), position)
@@ -121,7 +121,7 @@ extension PostgresListStore {
     ) throws -> Int64 {
         let rows = try connection.query(
             "UPDATE quire_feed SET position = position + 1 WHERE id = 1 RETURNING position", logger: logger
-        ).wait()
+        ).wait(within: patience)
         guard let position = try rows.first?.decode(Int64.self) else {
             throw PostgresStoreError("the log's counter row is missing")
         }
@@ -132,12 +132,12 @@ extension PostgresListStore {
                 _ = try connection.query(
                     "INSERT INTO quire_list (name, version, position) VALUES (\(list), \(stored), \(position))",
                     logger: logger
-                ).wait()
+                ).wait(within: patience)
             } else {
                 _ = try connection.query(
                     "UPDATE quire_list SET version = \(stored), position = \(position) WHERE name = \(list)",
                     logger: logger
-                ).wait()
+                ).wait(within: patience)
             }
         }
         _ = try connection.query(
@@ -146,16 +146,16 @@ extension PostgresListStore {
             VALUES (\(position), \(list), \(stored), \(kind), \(body), extract(epoch from clock_timestamp()))
             """,
             logger: logger
-        ).wait()
+        ).wait(within: patience)
         _ = try connection.query(
             "SELECT pg_notify(\(Self.channel), \(String(position)))", logger: logger
-        ).wait()
+        ).wait(within: patience)
         return position
     }
 
     private func deleteRows(of list: String, on connection: PostgresConnection) throws {
-        _ = try connection.query("DELETE FROM quire_item WHERE list = \(list)", logger: logger).wait()
-        _ = try connection.query("DELETE FROM quire_section WHERE list = \(list)", logger: logger).wait()
+        _ = try connection.query("DELETE FROM quire_item WHERE list = \(list)", logger: logger).wait(within: patience)
+        _ = try connection.query("DELETE FROM quire_section WHERE list = \(list)", logger: logger).wait(within: patience)
     }
 
     /// The rows that changed, as the SQLite store writes them: old rows first, so that new positions never
@@ -164,11 +164,11 @@ extension PostgresListStore {
         for section in changes.removedSections {
             _ = try connection.query(
                 "DELETE FROM quire_section WHERE list = \(list) AND id = \(section)", logger: logger
-            ).wait()
+            ).wait(within: patience)
         }
         for item in changes.removedItems + changes.movedItems {
             _ = try connection.query("DELETE FROM quire_item WHERE list = \(list) AND id = \(item)", logger: logger)
-                .wait()
+                .wait(within: patience)
         }
         for run in changes.placedSections {
             let low = try run.after.map { try sectionPosition(of: $0, list: list, on: connection) }
@@ -185,7 +185,7 @@ extension PostgresListStore {
                     SET position = excluded.position, header = excluded.header, footer = excluded.footer
                     """,
                     logger: logger
-                ).wait()
+                ).wait(within: patience)
             }
         }
         for section in changes.updatedSections {
@@ -194,7 +194,7 @@ extension PostgresListStore {
             _ = try connection.query(
                 "UPDATE quire_section SET header = \(header), footer = \(footer) WHERE list = \(list) AND id = \(section.id)",
                 logger: logger
-            ).wait()
+            ).wait(within: patience)
         }
         for run in changes.placedItems {
             let low = try run.after.map { try itemPosition(of: $0, list: list, on: connection) }
@@ -212,21 +212,21 @@ extension PostgresListStore {
                     VALUES (\(list), \(nested), \(parent), \(ByteBuffer(bytes: position)), \(item.id), \(ByteBuffer(bytes: item.body)))
                     """,
                     logger: logger
-                ).wait()
+                ).wait(within: patience)
             }
         }
         for item in changes.updatedItems {
             _ = try connection.query(
                 "UPDATE quire_item SET body = \(ByteBuffer(bytes: item.body)) WHERE list = \(list) AND id = \(item.id)",
                 logger: logger
-            ).wait()
+            ).wait(within: patience)
         }
     }
 
     private func sectionPosition(of id: String, list: String, on connection: PostgresConnection) throws -> [UInt8] {
         let rows = try connection.query(
             "SELECT position FROM quire_section WHERE list = \(list) AND id = \(id)", logger: logger
-        ).wait()
+        ).wait(within: patience)
         guard let buffer = try rows.first?.decode(ByteBuffer.self) else {
             throw PostgresStoreError("the stored rows of list \"\(list)\" lack section \"\(id)\"")
         }
@@ -236,7 +236,7 @@ extension PostgresListStore {
     private func itemPosition(of id: String, list: String, on connection: PostgresConnection) throws -> [UInt8] {
         let rows = try connection.query(
             "SELECT position FROM quire_item WHERE list = \(list) AND id = \(id)", logger: logger
-        ).wait()
+        ).wait(within: patience)
         guard let buffer = try rows.first?.decode(ByteBuffer.self) else {
             throw PostgresStoreError("the stored rows of list \"\(list)\" lack item \"\(id)\"")
         }

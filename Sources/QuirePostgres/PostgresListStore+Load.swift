@@ -15,7 +15,7 @@ extension PostgresListStore {
         try reading { connection in
             let logPosition = try self.logPosition(on: connection)
             var stored = StoredLists(lists: [:], logPosition: logPosition)
-            let rows = try connection.query("SELECT name, version, position FROM quire_list", logger: logger).wait()
+            let rows = try connection.query("SELECT name, version, position FROM quire_list", logger: logger).wait(within: patience)
             for row in rows {
                 let (name, version, position) = try row.decode((String, Int64, Int64).self)
                 stored.lists[name] = try restore(
@@ -33,7 +33,7 @@ extension PostgresListStore {
             let logPosition = try self.logPosition(on: connection)
             let rows = try connection.query(
                 "SELECT version, position FROM quire_list WHERE name = \(list)", logger: logger
-            ).wait()
+            ).wait(within: patience)
             guard let row = rows.first else { return (nil, logPosition) }
             let (version, position) = try row.decode((Int64, Int64).self)
             return (try restore(list, version: UInt64(bitPattern: version), limits: limits, on: connection), position)
@@ -51,9 +51,9 @@ extension PostgresListStore {
             // After a conflict, on the connection that holds the list's row lock: it sees every commit of the
             // list, and no other can come until this instance's write.
             if let held = heldConnection(for: list) {
-                return try Self.changes(held.query(query, logger: logger).wait())
+                return try Self.changes(held.query(query, logger: logger).wait(within: patience))
             }
-            return try connections.with { connection in try Self.changes(connection.query(query, logger: logger).wait())
+            return try connections.with { connection in try Self.changes(connection.query(query, logger: logger).wait(within: patience))
             }
         } catch let error as StoredListError {
             throw PostgresStoreError("the log does not replay: \(error)")
@@ -75,8 +75,8 @@ extension PostgresListStore {
                     WHERE position > \(position) ORDER BY position LIMIT \(Int64(limit))
                     """,
                     logger: logger
-                ).wait())
-            let oldest = try connection.query("SELECT min(position) FROM quire_log", logger: logger).wait()
+                ).wait(within: patience))
+            let oldest = try connection.query("SELECT min(position) FROM quire_log", logger: logger).wait(within: patience)
             return (changes, try oldest.first?.decode(Int64?.self))
         }
     }
@@ -95,7 +95,7 @@ extension PostgresListStore {
     }
 
     private func logPosition(on connection: PostgresConnection) throws -> Int64 {
-        try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait().first?
+        try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait(within: patience).first?
             .decode(Int64.self) ?? 0
     }
 
@@ -108,9 +108,9 @@ extension PostgresListStore {
         do {
             if let held { return try body(held) }
             return try connections.with { connection in
-                _ = try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger).wait()
+                _ = try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger).wait(within: patience)
                 let result = try body(connection)
-                _ = try connection.query("COMMIT", logger: logger).wait()
+                _ = try connection.query("COMMIT", logger: logger).wait(within: patience)
                 return result
             }
         } catch let error as PostgresStoreError {
@@ -129,7 +129,7 @@ extension PostgresListStore {
     ) throws -> ListVersion {
         let sectionRows = try connection.query(
             "SELECT id, header, footer FROM quire_section WHERE list = \(list) ORDER BY position", logger: logger
-        ).wait()
+        ).wait(within: patience)
         let sections = try sectionRows.map { row in
             let (id, header, footer) = try row.decode((String, ByteBuffer?, ByteBuffer?).self)
             return StorageChanges.Section(
@@ -139,7 +139,7 @@ extension PostgresListStore {
         let itemRows = try connection.query(
             "SELECT nested, parent, id, body FROM quire_item WHERE list = \(list) ORDER BY nested, parent, position",
             logger: logger
-        ).wait()
+        ).wait(within: patience)
         var items: [StorageChanges.Container: [StorageChanges.Item]] = [:]
         for row in itemRows {
             let (nested, parent, id, body) = try row.decode((Int16, String, String, ByteBuffer).self)

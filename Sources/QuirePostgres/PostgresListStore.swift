@@ -33,6 +33,8 @@ public final class PostgresListStore: ListStore {
     /// holds the list's own lock meanwhile, so one thread at a time uses each.
     let heldLocks = Mutex<[String: PostgresConnection]>([:])
     public var settings: PostgresSettings { connections.settings }
+    /// The longest any wait for PostgreSQL lasts (``PostgresConnections/patience``).
+    var patience: Double { connections.patience }
 
     /// Connects and creates the tables when they do not exist (several instances may start at once: the
     /// creation runs under an advisory lock).
@@ -43,7 +45,7 @@ public final class PostgresListStore: ListStore {
         self.logger = logger
         do {
             try connections.with { connection in
-                try Self.run(Self.schema, on: connection, logger: logger)
+                try Self.run(Self.schema, on: connection, logger: logger, patience: settings.statementTimeoutSeconds + 2)
             }
         } catch let error as PostgresStoreError {
             throw error
@@ -107,9 +109,11 @@ public final class PostgresListStore: ListStore {
         "COMMIT",
     ]
 
-    static func run(_ queries: [PostgresQuery], on connection: PostgresConnection, logger: Logger) throws {
+    static func run(
+        _ queries: [PostgresQuery], on connection: PostgresConnection, logger: Logger, patience: Double
+    ) throws {
         for query in queries {
-            _ = try connection.query(query, logger: logger).wait()
+            _ = try connection.query(query, logger: logger).wait(within: patience)
         }
     }
 
@@ -119,7 +123,7 @@ public final class PostgresListStore: ListStore {
     /// The position of the last commit in the log.
     public func logPosition() throws -> Int64 {
         try connections.with { connection in
-            let rows = try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait()
+            let rows = try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait(within: patience)
             return try rows.first?.decode(Int64.self) ?? 0
         }
     }
@@ -134,7 +138,7 @@ public final class PostgresListStore: ListStore {
             let result = try connection.query(
                 "DELETE FROM quire_log WHERE position <= (SELECT position FROM quire_feed WHERE id = 1) - \(keep)",
                 logger: logger
-            ).wait()
+            ).wait(within: patience)
             return result.metadata.rows ?? 0
         }
     }
@@ -145,11 +149,11 @@ public final class PostgresListStore: ListStore {
             let sections =
                 try connection.query(
                     "SELECT count(*) FROM quire_section WHERE list = \(list)", logger: logger
-                ).wait().first?.decode(Int64.self) ?? 0
+                ).wait(within: patience).first?.decode(Int64.self) ?? 0
             let items =
                 try connection.query(
                     "SELECT count(*) FROM quire_item WHERE list = \(list)", logger: logger
-                ).wait().first?.decode(Int64.self) ?? 0
+                ).wait(within: patience).first?.decode(Int64.self) ?? 0
             return (Int(sections), Int(items))
         }
     }
