@@ -265,14 +265,16 @@ struct TimedListStore: ListStore {
         try base.loadAll(limits: limits)
     }
 
-    func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64? {
+    func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
+        throws -> Int64?
+    {
         let start = ContinuousClock.now
         defer { timer.record(ContinuousClock.now - start) }
-        return try base.commit(list: list, previous: previous, next: next, write: write)
+        return try base.commit(list: list, previous: previous, at: position, next: next, write: write)
     }
 
-    func delete(list: String, previous: ListVersion) throws -> Int64? {
-        try base.delete(list: list, previous: previous)
+    func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
+        try base.delete(list: list, previous: previous, at: position)
     }
 
     func changes(of list: String, after position: Int64) throws -> [LoggedChange] {

@@ -45,6 +45,9 @@ public struct PostgresSettings: Sendable, Equatable {
         configuration.options.connectTimeout = .milliseconds(Int64(statementTimeoutSeconds * 1000))
         configuration.options.additionalStartupParameters = [
             ("statement_timeout", String(Int(statementTimeoutSeconds * 1000))),
+            // A safety net: a transaction left open (a conflict's, if its write were never ended) lets go of
+            // its locks instead of holding up every other instance's writes of that list.
+            ("idle_in_transaction_session_timeout", String(Int(statementTimeoutSeconds * 4000))),
             ("application_name", "quire"),
         ]
         return configuration
@@ -93,6 +96,8 @@ final class PostgresConnections: Sendable {
         self.group = group
         slots = DispatchSemaphore(value: max(1, settings.poolSize))
     }
+
+    deinit { close() }
 
     /// A new connection, not from the pool (the change feed's).
     func connect() throws -> PostgresConnection {

@@ -14,14 +14,16 @@ extension PostgresListStore {
     /// - Returns: the commit's log position.
     /// - Throws: ``StoreConflict`` when another instance committed the list first; ``PostgresStoreError``
     ///   when the write cannot be logged (`write` is `nil`) or the database fails. Nothing is stored then.
-    public func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64? {
+    public func commit(
+        list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
+    ) throws -> Int64? {
         guard let write else {
             throw PostgresStoreError("a write that is not a ListWrite cannot be replayed by other instances")
         }
         let changes = next.storageChanges(since: previous)
         let (kind, body) = write.logged
         return try transaction(list: list, creating: previous == nil) { connection in
-            try lockList(list, expecting: previous?.version, on: connection)
+            try lockList(list, expecting: previous.map { ($0.version, position) }, on: connection)
             if previous == nil { try deleteRows(of: list, on: connection) }
             try writeRows(changes, list: list, on: connection)
             return try append(
@@ -31,9 +33,9 @@ extension PostgresListStore {
     }
 
     /// Removes `list` if it is still at `previous`, and logs the delete.
-    public func delete(list: String, previous: ListVersion) throws -> Int64? {
+    public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
         try transaction(list: list, creating: false) { connection in
-            try lockList(list, expecting: previous.version, on: connection)
+            try lockList(list, expecting: (previous.version, position), on: connection)
             try deleteRows(of: list, on: connection)
             _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait()
             return try append(
@@ -62,7 +64,12 @@ extension PostgresListStore {
             throw StoreConflict(list: list)
         } catch {
             connections.discard(connection, after: error)
-            if creating && PostgresConnections.sqlState(of: error) == "23505" { throw StoreConflict(list: list) }
+            // A unique violation: another instance created the list first; a deadlock or serialization
+            // failure: PostgreSQL chose this transaction to lose a race. Both are conflicts to replay and retry.
+            let state = PostgresConnections.sqlState(of: error)
+            if (creating && state == "23505") || state == "40P01" || state == "40001" {
+                throw StoreConflict(list: list)
+            }
             if let error = error as? PostgresStoreError { throw error }
             throw PostgresStoreError("writing list \"\(list)\": \(PostgresConnections.describe(error))")
         }
@@ -84,14 +91,27 @@ extension PostgresListStore {
         heldLocks.withLock { $0[list] }
     }
 
-    /// Locks the list's row until the transaction ends, and checks that the list is at `version` (`nil`:
-    /// that it does not exist).
-    private func lockList(_ list: String, expecting version: UInt64?, on connection: PostgresConnection) throws {
+    /// Locks the list's row until the transaction ends, and checks that the list is at `expected`: its
+    /// version and the log position of that version (`nil`: that it does not exist). The position tells a
+    /// list deleted and created again (whose versions count from 1 anew) from the one the write was built on.
+    /// A list that does not exist has no row to lock: an advisory lock on its name stands in, so that two
+    /// instances creating it at once go one after the other (rather than deadlock on its rows).
+    private func lockList(
+        _ list: String, expecting expected: (version: UInt64, position: Int64)?, on connection: PostgresConnection
+    ) throws {
+        _ = try connection.query("SELECT pg_advisory_xact_lock(hashtext(\(list)))", logger: logger).wait()
         let rows = try connection.query(
-            "SELECT version FROM quire_list WHERE name = \(list) FOR UPDATE", logger: logger
+            "SELECT version, position FROM quire_list WHERE name = \(list) FOR UPDATE", logger: logger
         ).wait()
-        let stored = try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) }
-        guard stored == version else { throw VersionMismatch() }
+        let stored = try rows.first.map { row in
+            let (version, position) = try row.decode((Int64, Int64).self)
+            return (UInt64(bitPattern: version), position)
+        }
+        switch (stored, expected) {
+        case (nil, nil): return
+        case (let stored?, let expected?) where stored == expected: return
+        default: throw VersionMismatch()
+        }
     }
 
     /// Takes the log's next position (holding the counter's row lock to the end of the transaction, so

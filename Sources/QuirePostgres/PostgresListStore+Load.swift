@@ -29,7 +29,7 @@ extension PostgresListStore {
     /// One list as stored now, with the log position of its last change (for a list that does not exist,
     /// the log's position: every change before it is known to be in the answer).
     public func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
-        try reading { connection in
+        try reading(on: heldConnection(for: list)) { connection in
             let logPosition = try self.logPosition(on: connection)
             let rows = try connection.query(
                 "SELECT version, position FROM quire_list WHERE name = \(list)", logger: logger
@@ -99,9 +99,14 @@ extension PostgresListStore {
             .decode(Int64.self) ?? 0
     }
 
-    /// Runs `body` in a read-only `REPEATABLE READ` transaction (one snapshot).
-    private func reading<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
+    /// Runs `body` in a read-only `REPEATABLE READ` transaction (one snapshot); or, given the connection
+    /// that holds a list's row lock after a conflict, in that transaction (no other instance can change
+    /// that list meanwhile, and the pool may have no other connection to give).
+    private func reading<Result>(
+        on held: PostgresConnection? = nil, _ body: (PostgresConnection) throws -> Result
+    ) throws -> Result {
         do {
+            if let held { return try body(held) }
             return try connections.with { connection in
                 _ = try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger).wait()
                 let result = try body(connection)

@@ -9,7 +9,9 @@ extension SQLiteListStore {
     /// - Throws: ``StoreError``; the transaction is rolled back then, and the file holds `previous`.
     /// - Complexity: O(*c* log *n*) for *c* changed rows, plus finding them (see
     ///   ``ListVersion/storageChanges(since:)``).
-    public func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64? {
+    public func commit(
+        list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
+    ) throws -> Int64? {
         let changes = next.storageChanges(since: previous)
         do {
             try database.writeWithoutTransaction { db in
@@ -28,12 +30,12 @@ extension SQLiteListStore {
 
     /// Stores `next` as the version of `list` (see ``commit(list:previous:next:write:)``).
     public func commit(list: String, previous: ListVersion?, next: ListVersion) throws {
-        _ = try commit(list: list, previous: previous, next: next, write: nil)
+        _ = try commit(list: list, previous: previous, at: 0, next: next, write: nil)
     }
 
     /// Removes `list` and all its rows, in one transaction. (The registry holds the only writer of the
     /// file, so `previous` is the stored version.)
-    public func delete(list: String, previous: ListVersion) throws -> Int64? {
+    public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
         do {
             try database.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {

@@ -87,4 +87,23 @@ struct LRUTableTests {
         #expect(!SessionID.isWellFormed("short"))
         #expect(!SessionID.isWellFormed(String(repeating: "*", count: 22)))
     }
+
+    @Test("a cluster instance's session ids name it: <tag>_<22 characters>, and only such tags are taken")
+    func taggedSessionIDs() {
+        for tag in ["q1", "A", "instance16chars0"] {
+            let id = SessionID.generate(instance: tag)
+            #expect(id.hasPrefix(tag + "_") && id.utf8.count == tag.utf8.count + 23)
+            #expect(SessionID.isWellFormed(id))
+        }
+        let random = SessionID.generate()
+        #expect(SessionID.isWellFormed("q2_" + random))
+        #expect(!SessionID.isWellFormed("q2-" + random), "a tag ends at an underscore")
+        #expect(!SessionID.isWellFormed("q_2_" + random), "a tag has no underscore")
+        #expect(!SessionID.isWellFormed("_" + random), "a tag is not empty")
+        #expect(!SessionID.isWellFormed("instance17charsXX_" + random), "a tag has at most 16 characters")
+        #expect(!SessionID.isWellFormed("q2_" + random.dropLast()))
+        #expect(!SessionID.isWellFormed("q2_" + random + "A"))
+        for bad in ["", "q-1", "q_1", "instance17charsXX", "é"] { #expect(!SessionID.isValidInstance(bad)) }
+        #expect(SessionID.isValidInstance("q1") && SessionID.isValidInstance("Z9"))
+    }
 }

@@ -4,6 +4,7 @@ import NIOCore
 import PostgresNIO
 import QuireCore
 import QuirePostgres
+import Synchronization
 import Testing
 
 /// The PostgreSQL server the tests use: `QUIRE_TEST_POSTGRES_URL` (a role that may create databases).
@@ -48,10 +49,13 @@ private final class Instance: Sendable {
     let registry: ListRegistry
     let feed: PostgresChangeFeed
 
-    init(_ database: TestDatabase, follow: Bool = true) throws {
+    init(_ database: TestDatabase, follow: Bool = true, poolSize: Int = 4, statementTimeout: Double = 5) throws {
         var logger = Logger(label: "quire-test")
-        logger.logLevel = .error
-        store = try PostgresListStore(settings: database.settings, logger: logger)
+        logger.logLevel = .critical
+        var settings = database.settings
+        settings.poolSize = poolSize
+        settings.statementTimeoutSeconds = statementTimeout
+        store = try PostgresListStore(settings: settings, logger: logger)
         registry = ListRegistry(store: store, limits: ListLimits())
         try registry.load()
         feed = PostgresChangeFeed(
@@ -181,6 +185,90 @@ struct PostgresStoreTests {
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("after") }
         try await b.waitFor("l", version: 152)
         #expect(b.registry.version(of: "l")?.containsItem("after") == true)
+    }
+}
+
+extension PostgresStoreTests {
+    @Test(
+        "a write built on a list deleted and created again elsewhere (versions from 1 anew) is not committed on the new one"
+    )
+    func deleteRecreateABA() throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database, follow: false), try Instance(database, follow: false))
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["x", "y"]) }
+        try b.registry.load()
+        try b.registry.delete("l")
+        _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["n"]) }
+        // a still holds the old version 1: its update of x conflicts, replays the delete and the new list, and
+        // is refused (x is gone); a then holds what the store holds.
+        #expect(throws: ListRegistry.WriteError.self) {
+            try a.registry.write("l") { _ throws(ListRegistry.WriteError) in
+                .ops(["ops": [["op": "updateItems", "items": [["id": "x", "type": "t", "data": 1]]]]])
+            }
+        }
+        let fresh = try Instance(database, follow: false)
+        #expect(a.registry.version(of: "l")?.documentBytes == fresh.registry.version(of: "l")?.documentBytes)
+        #expect(a.registry.version(of: "l")?.containsItem("n") == true)
+    }
+
+    @Test("versions replayed by a write that is then refused (412) are told to the observers")
+    func replayedVersionsAnnounced() throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database, follow: false), try Instance(database, follow: false))
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["x"]) }
+        try b.registry.load()
+        _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("y") }
+        let told = Mutex<[UInt64?]>([])
+        a.registry.observe { _, version in told.withLock { $0.append(version?.version) } }
+        #expect(throws: ListRegistry.WriteError.self) {
+            try a.registry.write("l", ifMatch: [1]) { _ throws(ListRegistry.WriteError) in insert("z") }
+        }
+        #expect(told.withLock { $0 } == [2])
+    }
+
+    @Test("a conflict whose catch-up must reload the list, with one connection in the pool, commits and frees the list")
+    func conflictReloadOnOneConnection() throws {
+        let database = try TestDatabase(logRetention: 100)
+        let a = try Instance(database, follow: false, poolSize: 1, statementTimeout: 1)
+        let b = try Instance(database, follow: false, statementTimeout: 2)
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }
+        try b.registry.load()
+        for index in 0..<150 {
+            _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("i\(index)") }
+        }
+        #expect(try b.store.trimLog() > 0)
+        let commit = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("q") }
+        #expect(commit.version.version == 152)
+        _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("after") }
+        _ = try a.registry.write("other") { _ throws(ListRegistry.WriteError) in emptyList }
+    }
+
+    @Test("two instances creating one list at once (sections in opposite orders) both succeed, one after the other")
+    func concurrentCreates() throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database, follow: false), try Instance(database, follow: false))
+        let failures = Mutex<[String]>([])
+        for round in 0..<20 {
+            let group = DispatchGroup()
+            for (instance, order) in [(a, ["s", "t"]), (b, ["t", "s"])] {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    let write: ListWrite = .replace([
+                        "sections": .array(order.map { ["id": .string($0), "items": []] })
+                    ])
+                    do {
+                        _ = try instance.registry.write("c\(round)") { _ throws(ListRegistry.WriteError) in write }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }.start()
+            }
+            group.wait()
+            #expect(
+                a.registry.version(of: "c\(round)")?.version == 2 || b.registry.version(of: "c\(round)")?.version == 2)
+        }
+        #expect(failures.withLock { $0 } == [])
     }
 }
 

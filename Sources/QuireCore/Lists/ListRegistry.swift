@@ -130,26 +130,45 @@ public final class ListRegistry: Sendable {
         make: (ListVersion?) throws(WriteError) -> (ListWrite?, ListVersion)?
     ) throws(WriteError) -> Commit {
         var events = Events()
+        var changed = true
+        // Versions replayed while catching up are announced whatever the outcome of the write.
+        defer { notify(events) }
         let commit = try lock(for: name).withLock { position throws(WriteError) -> Commit in
             var attempt = 0
-            defer { if attempt > 1 { store.endWrite(list: name) } }
+            var conflicted = false
+            defer { if conflicted { store.endWrite(list: name) } }
+            var verified = false
             while true {
                 attempt += 1
                 let previous = version(of: name)
-                if mustExist && previous == nil { throw .listNotFound }
-                if let ifMatch, !ifMatch.contains(previous?.version ?? 0) {
-                    throw .versionMismatch(current: previous?.version ?? 0)
+                let made: (ListWrite?, ListVersion)?
+                do throws(WriteError) {
+                    if mustExist && previous == nil { throw .listNotFound }
+                    if let ifMatch, !ifMatch.contains(previous?.version ?? 0) {
+                        throw .versionMismatch(current: previous?.version ?? 0)
+                    }
+                    made = try make(previous)
+                } catch {
+                    if !verified {
+                        verified = true
+                        if try caughtUp(name, position: &position, events: &events) { continue }
+                    }
+                    throw error
                 }
-                guard let (write, built) = try make(previous) else {
+                guard let (write, built) = made else {
                     guard let previous else { throw .listNotFound }
+                    changed = false
                     return Commit(version: previous, created: false)
                 }
                 var next = built
                 do {
-                    if let logged = try store.commit(list: name, previous: previous, next: next, write: write) {
+                    if let logged = try store.commit(
+                        list: name, previous: previous, at: position, next: next, write: write)
+                    {
                         position = logged
                     }
                 } catch let conflict as StoreConflict {
+                    conflicted = true
                     replication.conflictRetried()
                     guard attempt < Self.maximumAttempts else {
                         throw .storage("\(conflict), \(attempt) times in a row")
@@ -170,8 +189,7 @@ public final class ListRegistry: Sendable {
                 return Commit(version: next, created: previous == nil)
             }
         }
-        events.append(name, commit.version)
-        notify(events)
+        if changed { events.append(name, commit.version) }
         return commit
     }
 
@@ -180,18 +198,36 @@ public final class ListRegistry: Sendable {
     /// - Throws: ``WriteError/listNotFound``, ``WriteError/versionMismatch(current:)`` or a storage error.
     public func delete(_ name: String, ifMatch: Set<UInt64>? = nil) throws(WriteError) {
         var events = Events()
+        defer { notify(events) }
         try lock(for: name).withLock { position throws(WriteError) in
             var attempt = 0
-            defer { if attempt > 1 { store.endWrite(list: name) } }
+            var conflicted = false
+            defer { if conflicted { store.endWrite(list: name) } }
+            var verified = false
             while true {
                 attempt += 1
-                guard let previous = version(of: name) else { throw .listNotFound }
-                if let ifMatch, !ifMatch.contains(previous.version) {
-                    throw .versionMismatch(current: previous.version)
+                let held = version(of: name)
+                let refusal: WriteError? =
+                    if let held {
+                        ifMatch.map { $0.contains(held.version) } == false
+                            ? .versionMismatch(current: held.version) : nil
+                    } else {
+                        .listNotFound
+                    }
+                if let refusal {
+                    if !verified {
+                        verified = true
+                        if try caughtUp(name, position: &position, events: &events) { continue }
+                    }
+                    throw refusal
                 }
+                let previous = held!
                 do {
-                    if let logged = try store.delete(list: name, previous: previous) { position = logged }
+                    if let logged = try store.delete(list: name, previous: previous, at: position) {
+                        position = logged
+                    }
                 } catch let conflict as StoreConflict {
+                    conflicted = true
                     replication.conflictRetried()
                     guard attempt < Self.maximumAttempts else {
                         throw .storage("\(conflict), \(attempt) times in a row")
@@ -210,7 +246,6 @@ public final class ListRegistry: Sendable {
             }
         }
         events.append(name, nil)
-        notify(events)
     }
 
     /// Applies changes other instances committed to a shared store (its change feed), in log order: each
@@ -257,6 +292,20 @@ public final class ListRegistry: Sendable {
         }
         replication.reloaded()
         notify(events)
+    }
+
+    /// Under `name`'s lock, before a write is refused on the version held here: whether another instance
+    /// had changed the list meanwhile (a shared store; the changes are applied), so that the write is
+    /// checked again on the list as the store holds it. A producer whose requests are spread over
+    /// instances is never refused because one of them had not yet heard of its previous write.
+    private func caughtUp(_ name: String, position: inout Int64, events: inout Events) throws(WriteError) -> Bool {
+        let before = position
+        do {
+            try catchUp(name, position: &position, events: &events)
+        } catch {
+            throw .storage(String(describing: error))
+        }
+        return position != before
     }
 
     /// Under `name`'s lock: the changes other instances made to it since `position`, from the store.

@@ -22,13 +22,17 @@ public protocol ListStore: Sendable {
     /// - Returns: the commit's position in the store's log, or `nil` for a store without a log.
     /// - Throws: ``StoreConflict`` when a shared store holds another version than `previous`; any other
     ///   error when the version could not be stored durably. The registry then keeps `previous`.
-    func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64?
+    ///
+    /// `position` is the log position the registry holds `previous` at (0 without a log): a shared store
+    /// checks it with the version, since a list deleted and created again counts its versions from 1 anew.
+    func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
+        throws -> Int64?
 
     /// Removes `list` (at version `previous`) and everything stored for it.
     ///
     /// - Returns: the log position of the delete, or `nil`.
     /// - Throws: ``StoreConflict`` as ``commit(list:previous:next:write:)`` does.
-    func delete(list: String, previous: ListVersion) throws -> Int64?
+    func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64?
 
     /// The changes of `list` committed after log position `position`, oldest first (a shared store).
     func changes(of list: String, after position: Int64) throws -> [LoggedChange]
@@ -64,9 +68,11 @@ public struct InMemoryListStore: ListStore {
 
     public func loadAll(limits: ListLimits) throws -> [String: ListVersion] { [:] }
 
-    public func commit(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) throws -> Int64? {
+    public func commit(
+        list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
+    ) throws -> Int64? {
         nil
     }
 
-    public func delete(list: String, previous: ListVersion) throws -> Int64? { nil }
+    public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? { nil }
 }
