@@ -116,7 +116,8 @@ public final class PostgresChangeFeed: Sendable {
             wake.signal()
         }
         do {
-            _ = try connection.query("LISTEN \(unescaped: PostgresListStore.channel)", logger: logger).wait(within: store.patience)
+            _ = try connection.query("LISTEN \(unescaped: PostgresListStore.channel)", logger: logger).wait(
+                within: store.patience)
         } catch {
             _ = try? connection.close().wait(within: store.patience)
             throw PostgresStoreError("LISTEN failed: \(PostgresConnections.describe(error))")

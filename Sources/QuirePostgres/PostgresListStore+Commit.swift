@@ -37,7 +37,8 @@ extension PostgresListStore {
         try transaction(list: list, creating: false) { connection in
             try lockList(list, expecting: (previous.version, position), on: connection)
             try deleteRows(of: list, on: connection)
-            _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait(within: patience)
+            _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait(
+                within: patience)
             return try append(
                 list: list, version: previous.version, kind: "delete", body: nil, isNew: false, on: connection)
         }
@@ -99,7 +100,8 @@ extension PostgresListStore {
     private func lockList(
         _ list: String, expecting expected: (version: UInt64, position: Int64)?, on connection: PostgresConnection
     ) throws {
-        _ = try connection.query("SELECT pg_advisory_xact_lock(hashtext(\(list)))", logger: logger).wait(within: patience)
+        _ = try connection.query("SELECT pg_advisory_xact_lock(hashtext(\(list)))", logger: logger).wait(
+            within: patience)
         let rows = try connection.query(
             "SELECT version, position FROM quire_list WHERE name = \(list) FOR UPDATE", logger: logger
         ).wait(within: patience)
@@ -155,7 +157,8 @@ extension PostgresListStore {
 
     private func deleteRows(of list: String, on connection: PostgresConnection) throws {
         _ = try connection.query("DELETE FROM quire_item WHERE list = \(list)", logger: logger).wait(within: patience)
-        _ = try connection.query("DELETE FROM quire_section WHERE list = \(list)", logger: logger).wait(within: patience)
+        _ = try connection.query("DELETE FROM quire_section WHERE list = \(list)", logger: logger).wait(
+            within: patience)
     }
 
     /// The rows that changed, as the SQLite store writes them: old rows first, so that new positions never

@@ -15,7 +15,8 @@ extension PostgresListStore {
         try reading { connection in
             let logPosition = try self.logPosition(on: connection)
             var stored = StoredLists(lists: [:], logPosition: logPosition)
-            let rows = try connection.query("SELECT name, version, position FROM quire_list", logger: logger).wait(within: patience)
+            let rows = try connection.query("SELECT name, version, position FROM quire_list", logger: logger).wait(
+                within: patience)
             for row in rows {
                 let (name, version, position) = try row.decode((String, Int64, Int64).self)
                 stored.lists[name] = try restore(
@@ -53,7 +54,8 @@ extension PostgresListStore {
             if let held = heldConnection(for: list) {
                 return try Self.changes(held.query(query, logger: logger).wait(within: patience))
             }
-            return try connections.with { connection in try Self.changes(connection.query(query, logger: logger).wait(within: patience))
+            return try connections.with { connection in
+                try Self.changes(connection.query(query, logger: logger).wait(within: patience))
             }
         } catch let error as StoredListError {
             throw PostgresStoreError("the log does not replay: \(error)")
@@ -76,7 +78,8 @@ extension PostgresListStore {
                     """,
                     logger: logger
                 ).wait(within: patience))
-            let oldest = try connection.query("SELECT min(position) FROM quire_log", logger: logger).wait(within: patience)
+            let oldest = try connection.query("SELECT min(position) FROM quire_log", logger: logger).wait(
+                within: patience)
             return (changes, try oldest.first?.decode(Int64?.self))
         }
     }
@@ -95,7 +98,8 @@ extension PostgresListStore {
     }
 
     private func logPosition(on connection: PostgresConnection) throws -> Int64 {
-        try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait(within: patience).first?
+        try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait(within: patience)
+            .first?
             .decode(Int64.self) ?? 0
     }
 
@@ -108,7 +112,8 @@ extension PostgresListStore {
         do {
             if let held { return try body(held) }
             return try connections.with { connection in
-                _ = try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger).wait(within: patience)
+                _ = try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger).wait(
+                    within: patience)
                 let result = try body(connection)
                 _ = try connection.query("COMMIT", logger: logger).wait(within: patience)
                 return result

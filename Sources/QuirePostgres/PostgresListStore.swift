@@ -45,7 +45,8 @@ public final class PostgresListStore: ListStore {
         self.logger = logger
         do {
             try connections.with { connection in
-                try Self.run(Self.schema, on: connection, logger: logger, patience: settings.statementTimeoutSeconds + 2)
+                try Self.run(
+                    Self.schema, on: connection, logger: logger, patience: settings.statementTimeoutSeconds + 2)
             }
         } catch let error as PostgresStoreError {
             throw error
@@ -123,7 +124,8 @@ public final class PostgresListStore: ListStore {
     /// The position of the last commit in the log.
     public func logPosition() throws -> Int64 {
         try connections.with { connection in
-            let rows = try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait(within: patience)
+            let rows = try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait(
+                within: patience)
             return try rows.first?.decode(Int64.self) ?? 0
         }
     }
