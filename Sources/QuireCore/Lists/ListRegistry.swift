@@ -169,15 +169,7 @@ public final class ListRegistry: Sendable {
                     }
                 } catch let conflict as StoreConflict {
                     conflicted = true
-                    replication.conflictRetried()
-                    guard attempt < Self.maximumAttempts else {
-                        throw .storage("\(conflict), \(attempt) times in a row")
-                    }
-                    do {
-                        try catchUp(name, position: &position, events: &events)
-                    } catch {
-                        throw .storage(String(describing: error))
-                    }
+                    try recover(from: conflict, attempt: attempt, position: &position, events: &events)
                     continue
                 } catch {
                     throw .storage(String(describing: error))
@@ -228,15 +220,7 @@ public final class ListRegistry: Sendable {
                     }
                 } catch let conflict as StoreConflict {
                     conflicted = true
-                    replication.conflictRetried()
-                    guard attempt < Self.maximumAttempts else {
-                        throw .storage("\(conflict), \(attempt) times in a row")
-                    }
-                    do {
-                        try catchUp(name, position: &position, events: &events)
-                    } catch {
-                        throw .storage(String(describing: error))
-                    }
+                    try recover(from: conflict, attempt: attempt, position: &position, events: &events)
                     continue
                 } catch {
                     throw .storage(String(describing: error))
@@ -292,6 +276,20 @@ public final class ListRegistry: Sendable {
         }
         replication.reloaded()
         notify(events)
+    }
+
+    /// Under the list's lock, after its commit lost the race to another instance's: counts it, gives up past
+    /// ``maximumAttempts``, else replays the winner's changes so that the write is made again on top of them.
+    private func recover(
+        from conflict: StoreConflict, attempt: Int, position: inout Int64, events: inout Events
+    ) throws(WriteError) {
+        replication.conflictRetried()
+        guard attempt < Self.maximumAttempts else { throw .storage("\(conflict), \(attempt) times in a row") }
+        do {
+            try catchUp(conflict.list, position: &position, events: &events)
+        } catch {
+            throw .storage(String(describing: error))
+        }
     }
 
     /// Under `name`'s lock, before a write is refused on the version held here: whether another instance
