@@ -3,7 +3,6 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import QuireCore
 import Synchronization
 
 /// Where the PostgreSQL store connects, parsed from `storage.url` (`postgres://user:password@host:port/db`).
@@ -123,12 +122,7 @@ final class PostgresConnections: Sendable {
             release(connection)
             return result
         } catch {
-            if error is StoreConflict {
-                // The transaction was rolled back before the conflict was thrown.
-                release(connection)
-            } else {
-                discard(connection, after: error)
-            }
+            discard(connection, after: error)
             throw error
         }
     }

@@ -174,8 +174,8 @@ extension PostgresListStore {
                 .wait(within: patience)
         }
         for run in changes.placedSections {
-            let low = try run.after.map { try sectionPosition(of: $0, list: list, on: connection) }
-            let high = try run.before.map { try sectionPosition(of: $0, list: list, on: connection) }
+            let low = try run.after.map { try position(of: $0, in: .section, list: list, on: connection) }
+            let high = try run.before.map { try position(of: $0, in: .section, list: list, on: connection) }
             let positions = StoragePosition.between(low, high, count: run.sections.count)
             for (section, position) in zip(run.sections, positions) {
                 let header = section.header.map { ByteBuffer(bytes: $0) }
@@ -200,8 +200,8 @@ extension PostgresListStore {
             ).wait(within: patience)
         }
         for run in changes.placedItems {
-            let low = try run.after.map { try itemPosition(of: $0, list: list, on: connection) }
-            let high = try run.before.map { try itemPosition(of: $0, list: list, on: connection) }
+            let low = try run.after.map { try position(of: $0, in: .item, list: list, on: connection) }
+            let high = try run.before.map { try position(of: $0, in: .item, list: list, on: connection) }
             let positions = StoragePosition.between(low, high, count: run.items.count)
             let (nested, parent): (Int16, String) =
                 switch run.container {
@@ -226,22 +226,21 @@ extension PostgresListStore {
         }
     }
 
-    private func sectionPosition(of id: String, list: String, on connection: PostgresConnection) throws -> [UInt8] {
-        let rows = try connection.query(
-            "SELECT position FROM quire_section WHERE list = \(list) AND id = \(id)", logger: logger
-        ).wait(within: patience)
-        guard let buffer = try rows.first?.decode(ByteBuffer.self) else {
-            throw PostgresStoreError("the stored rows of list \"\(list)\" lack section \"\(id)\"")
-        }
-        return Array(buffer.readableBytesView)
+    /// Which rows a kept sibling's position is read from.
+    private enum Rows: String {
+        case section = "quire_section"
+        case item = "quire_item"
     }
 
-    private func itemPosition(of id: String, list: String, on connection: PostgresConnection) throws -> [UInt8] {
-        let rows = try connection.query(
-            "SELECT position FROM quire_item WHERE list = \(list) AND id = \(id)", logger: logger
+    /// The stored position key of a sibling that kept its place.
+    private func position(
+        of id: String, in rows: Rows, list: String, on connection: PostgresConnection
+    ) throws -> [UInt8] {
+        let result = try connection.query(
+            "SELECT position FROM \(unescaped: rows.rawValue) WHERE list = \(list) AND id = \(id)", logger: logger
         ).wait(within: patience)
-        guard let buffer = try rows.first?.decode(ByteBuffer.self) else {
-            throw PostgresStoreError("the stored rows of list \"\(list)\" lack item \"\(id)\"")
+        guard let buffer = try result.first?.decode(ByteBuffer.self) else {
+            throw PostgresStoreError("the stored rows of list \"\(list)\" lack \(rows) \"\(id)\"")
         }
         return Array(buffer.readableBytesView)
     }
