@@ -41,9 +41,10 @@ cluster: build-release
 cluster-down:
 	scripts/cluster down
 
-## Every test: unit, property and loopback-HTTP tests, schemathesis, the generated Swift and Python clients
-## against a live server, the demo page in a headless browser, TLS, the fuzz targets (seed corpora replayed under
-## ASan, then 5 s each), then the Dockerfile's runtime-library check.
+## Every test: unit, property and loopback-HTTP tests, then in two lanes at once (scripts/test-all) schemathesis and
+## the fuzz targets (seed corpora replayed under ASan, then 5 s each), beside the Dockerfile's runtime-library check,
+## the wire checks, the generated Swift and Python clients against a live server, the demo page in a headless
+## browser, TLS and the cluster.
 test: deps
 	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test-all
 

@@ -229,3 +229,36 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Two ways scripts/fuzz builds quire-fuzz (libFuzzer, AddressSanitizer); both leave every other build alone.
+let fuzzTargets: Set<String> = [
+    "quire-fuzz", "CFuzzer", "QuireCore", "QuireAuth", "QuireAPI", "QuireHTTP", "CMicroHTTPD", "CZlib",
+]
+if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" {
+    // `make test`: in the tests' own build directory, on the dependencies the tests were built from. Only
+    // quire-fuzz and Quire's modules are compiled again, with the sanitizer and libFuzzer's coverage (flags given
+    // to these targets alone: -Xswiftc would reach every package and rebuild all of them), which is minutes less
+    // than a build directory of its own. The coverage that steers the search is Quire's code.
+    let instrumentation: [String] = [
+        "-sanitize=address", "-sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table", "-DQUIRE_FUZZING",
+    ]
+    for target in package.targets where fuzzTargets.contains(target.name) && target.type != .system {
+        guard target.name != "CFuzzer" else { continue }
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(instrumentation)]
+        if target.name == "quire-fuzz" {
+            target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=address"])]
+        }
+    }
+} else if Context.environment["QUIRE_FUZZ_ONLY"] == "1" {
+    // `make fuzz`: every Swift module instrumented (flags through -Xswiftc), in a build directory of its own. With
+    // the whole graph SwiftPM would also build the OpenAPI generator for QuireClient's build-tool plugin (OpenAPIKit,
+    // Yams, swift-algorithms, ArgumentParser: about a third of that build) and resolve packages quire-fuzz does not
+    // use: this keeps only quire-fuzz, the targets it is made of and the packages they use.
+    package.targets.removeAll { !fuzzTargets.contains($0.name) }
+    package.products = [.executable(name: "quire-fuzz", targets: ["quire-fuzz"])]
+    let fuzzPackages = ["swift-log", "swift-metrics", "swift-prometheus", "jwt-kit", "swift-crypto"]
+    package.dependencies.removeAll { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return true }
+        return !fuzzPackages.contains { location.hasSuffix("/\($0)") }
+    }
+}
