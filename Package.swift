@@ -230,22 +230,36 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// Two ways scripts/fuzz builds quire-fuzz (libFuzzer, AddressSanitizer); both leave every other build alone.
-let fuzzTargets: Set<String> = [
-    "quire-fuzz", "CFuzzer", "QuireCore", "QuireAuth", "QuireAPI", "QuireHTTP", "CMicroHTTPD", "CZlib",
-]
+// Two ways scripts/fuzz builds quire-fuzz (libFuzzer, AddressSanitizer); both leave every other build alone. The
+// targets quire-fuzz is made of, and the packages they use, are read from the manifest above.
+var fuzzTargets: Set<String> = []
+var fuzzPackages: Set<String> = []
+var fuzzPending = ["quire-fuzz"]
+while let name = fuzzPending.popLast() {
+    guard fuzzTargets.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else {
+        continue
+    }
+    for dependency in target.dependencies {
+        switch dependency {
+        case .targetItem(let name, _), .byNameItem(let name, _): fuzzPending.append(name)
+        case .productItem(_, let package?, _, _): fuzzPackages.insert(package)
+        default: break
+        }
+    }
+}
 if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" {
     // `make test`: in the tests' own build directory, on the dependencies the tests were built from. Only
-    // quire-fuzz and Quire's modules are compiled again, with the sanitizer and libFuzzer's coverage (flags given
-    // to these targets alone: -Xswiftc would reach every package and rebuild all of them), which is minutes less
-    // than a build directory of its own. The coverage that steers the search is Quire's code.
+    // quire-fuzz and Quire's Swift modules are compiled again, with the sanitizer and libFuzzer's coverage (flags
+    // given to these targets alone: -Xswiftc would reach every package and rebuild all of them), which is minutes
+    // less than a build directory of its own. The coverage that steers the search is Quire's code.
     let instrumentation: [String] = [
         "-sanitize=address", "-sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table", "-DQUIRE_FUZZING",
     ]
-    for target in package.targets where fuzzTargets.contains(target.name) && target.type != .system {
-        guard target.name != "CFuzzer" else { continue }
+    // CFuzzer is C (libFuzzer's entry point): Swift settings do not apply to it.
+    for target in package.targets
+    where fuzzTargets.contains(target.name) && target.type != .system && target.name != "CFuzzer" {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(instrumentation)]
-        if target.name == "quire-fuzz" {
+        if target.type == .executable {
             target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=address"])]
         }
     }
@@ -256,7 +270,6 @@ if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" {
     // use: this keeps only quire-fuzz, the targets it is made of and the packages they use.
     package.targets.removeAll { !fuzzTargets.contains($0.name) }
     package.products = [.executable(name: "quire-fuzz", targets: ["quire-fuzz"])]
-    let fuzzPackages = ["swift-log", "swift-metrics", "swift-prometheus", "jwt-kit", "swift-crypto"]
     package.dependencies.removeAll { dependency in
         guard case .sourceControl(_, let location, _) = dependency.kind else { return true }
         return !fuzzPackages.contains { location.hasSuffix("/\($0)") }

@@ -130,10 +130,9 @@ public final class ListRegistry: Sendable {
         make: (ListVersion?) throws(WriteError) -> (ListWrite?, ListVersion)?
     ) throws(WriteError) -> Commit {
         var events = Events()
-        var changed = true
         // Versions replayed while catching up are announced whatever the outcome of the write.
         defer { notify(events) }
-        let commit = try lock(for: name).withLock { position throws(WriteError) -> Commit in
+        return try lock(for: name).withLock { position throws(WriteError) -> Commit in
             var attempt = 0
             var conflicted = false
             defer { if conflicted { store.endWrite(list: name) } }
@@ -149,15 +148,11 @@ public final class ListRegistry: Sendable {
                     }
                     made = try make(previous)
                 } catch {
-                    if !verified {
-                        verified = true
-                        if try caughtUp(name, position: &position, events: &events) { continue }
-                    }
+                    if try recheck(name, verified: &verified, position: &position, events: &events) { continue }
                     throw error
                 }
                 guard let (write, built) = made else {
                     guard let previous else { throw .listNotFound }
-                    changed = false
                     return Commit(version: previous, created: false)
                 }
                 var next = built
@@ -178,11 +173,10 @@ public final class ListRegistry: Sendable {
                 // not keys, so it needs no new row).
                 if next.wantsCompaction { next = next.compacted() }
                 current.withLock { $0[name] = next }
+                events.append(name, next)
                 return Commit(version: next, created: previous == nil)
             }
         }
-        if changed { events.append(name, commit.version) }
-        return commit
     }
 
     /// Deletes `name`.
@@ -198,22 +192,15 @@ public final class ListRegistry: Sendable {
             var verified = false
             while true {
                 attempt += 1
-                let held = version(of: name)
-                let refusal: WriteError? =
-                    if let held {
-                        ifMatch.map { $0.contains(held.version) } == false
-                            ? .versionMismatch(current: held.version) : nil
-                    } else {
-                        .listNotFound
-                    }
-                if let refusal {
-                    if !verified {
-                        verified = true
-                        if try caughtUp(name, position: &position, events: &events) { continue }
-                    }
-                    throw refusal
+                let previous: ListVersion
+                do throws(WriteError) {
+                    guard let held = version(of: name) else { throw .listNotFound }
+                    if let ifMatch, !ifMatch.contains(held.version) { throw .versionMismatch(current: held.version) }
+                    previous = held
+                } catch {
+                    if try recheck(name, verified: &verified, position: &position, events: &events) { continue }
+                    throw error
                 }
-                let previous = held!
                 do {
                     if let logged = try store.delete(list: name, previous: previous, at: position) {
                         position = logged
@@ -226,10 +213,10 @@ public final class ListRegistry: Sendable {
                     throw .storage(String(describing: error))
                 }
                 current.withLock { $0[name] = nil }
+                events.append(name, nil)
                 return
             }
         }
-        events.append(name, nil)
     }
 
     /// Applies changes other instances committed to a shared store (its change feed), in log order: each
@@ -294,9 +281,13 @@ public final class ListRegistry: Sendable {
 
     /// Under `name`'s lock, before a write is refused on the version held here: whether another instance
     /// had changed the list meanwhile (a shared store; the changes are applied), so that the write is
-    /// checked again on the list as the store holds it. A producer whose requests are spread over
-    /// instances is never refused because one of them had not yet heard of its previous write.
-    private func caughtUp(_ name: String, position: inout Int64, events: inout Events) throws(WriteError) -> Bool {
+    /// checked again on the list as the store holds it, once per write (`verified`). A producer whose requests
+    /// are spread over instances is never refused because one of them had not yet heard of its previous write.
+    private func recheck(_ name: String, verified: inout Bool, position: inout Int64, events: inout Events)
+        throws(WriteError) -> Bool
+    {
+        guard !verified else { return false }
+        verified = true
         let before = position
         do {
             try catchUp(name, position: &position, events: &events)
