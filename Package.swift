@@ -8,6 +8,11 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The server's modules in release builds: generic code (the page cache's table, the router's tree) is
+/// specialized across modules rather than called through witness tables and metadata looked up per request.
+let serverSwiftSettings: [SwiftSetting] =
+    swiftSettings + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+
 let package = Package(
     name: "quire",
     products: [
@@ -63,16 +68,16 @@ let package = Package(
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
         // The product: lists, versions, validation, windows, the diff. No HTTP, no SQL.
-        .target(name: "QuireCore", swiftSettings: swiftSettings),
+        .target(name: "QuireCore", swiftSettings: serverSwiftSettings),
         // JSON Web Tokens (jwt-kit): keys, verification, scopes. Its own module so that the token parser can be
         // fuzzed without the rest of the service.
         .target(
             name: "QuireAuth",
             dependencies: [.product(name: "JWTKit", package: "jwt-kit")],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
         // Routes, JSON in and out, problem documents.
         .target(
@@ -95,7 +100,7 @@ let package = Package(
                 .embedInCode("Static/demo.css"),
                 .embedInCode("Static/demo.js"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
         // Durable lists: the core's ListStore on SQLite (through GRDB), with versioned migrations.
         .target(
@@ -151,7 +156,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
         // The parsers that face the network as libFuzzer targets: scripts/fuzz builds them with AddressSanitizer
         // and libFuzzer's coverage; a plain build replays corpora.

@@ -81,7 +81,7 @@ enum DenialReason: String, Sendable, CaseIterable {
 ///   token, writes need none (loopback only: `quire serve` refuses otherwise).
 /// - With JWT configured, every `/v1` request needs a token: the write token, the read token, or a JWT.
 /// - The operations endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`) need none.
-struct AccessControl: Sendable {
+final class AccessControl: Sendable {
     private let writeToken: [UInt8]?
     private let readToken: [UInt8]?
     let verifier: TokenVerifier?

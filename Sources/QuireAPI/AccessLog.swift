@@ -31,8 +31,9 @@ public struct AccessRecord: Sendable {
     }
 }
 
-/// Where access-log records go: one line per request, at `info`.
-public protocol AccessLog: Sendable {
+/// Where access-log records go: one line per request, at `info`. A class, so that the metrics hold it as a
+/// reference (an existential of a struct was copied per request).
+public protocol AccessLog: AnyObject, Sendable {
     func record(_ record: AccessRecord)
     /// Lines dropped because the log could not keep up (see ``BufferedAccessLog``).
     var droppedLines: Int { get }
@@ -41,7 +42,7 @@ public protocol AccessLog: Sendable {
 /// The access log through swift-log: an `info` record per request on a logger whose metadata says
 /// `log=access`. For a service embedded in another program (and the tests), where that program's
 /// logging is the place to look. It costs what the logger's handler costs, on the request's thread.
-public struct LoggerAccessLog: AccessLog {
+public final class LoggerAccessLog: AccessLog {
     private let logger: Logger
 
     public init(logger: Logger) {
@@ -275,10 +276,8 @@ public final class BufferedAccessLog: AccessLog {
     }
 
     static func appendMilliseconds(_ elapsed: Duration, to line: inout [UInt8]) {
-        let microseconds = max(
-            0,
-            Int(elapsed.components.seconds) * 1_000_000
-                + Int(elapsed.components.attoseconds / 1_000_000_000_000))
+        let (seconds, attoseconds) = elapsed.components
+        let microseconds = max(0, Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000))
         LogText.appendDecimal(microseconds / 1000, to: &line)
         let fraction = microseconds % 1000
         line.append(UInt8(ascii: "."))

@@ -137,8 +137,17 @@ public enum LogText {
     /// Appends `text` for the text format: control characters become `?`, so that a value (a token's
     /// subject) can never start a forged line.
     public static func appendPlain(_ text: String, to line: inout [UInt8]) {
-        for byte in text.utf8 {
-            line.append(byte < 0x20 || byte == 0x7F ? UInt8(ascii: "?") : byte)
+        var text = text
+        text.withUTF8 { bytes in
+            // Copied whole when nothing needs replacing (every access-log line, nearly always): a byte-by-byte
+            // append was the largest part of formatting a line.
+            if !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                line.append(contentsOf: bytes)
+                return
+            }
+            for byte in bytes {
+                line.append(byte < 0x20 || byte == 0x7F ? UInt8(ascii: "?") : byte)
+            }
         }
     }
 

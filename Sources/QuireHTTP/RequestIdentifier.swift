@@ -34,7 +34,6 @@ enum RequestIdentifier {
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
     /// 28 random bits chosen at start, then a 32-bit counter: unique within and across processes in
     /// practice, and no system call per request (ids are for finding a request in the logs, not secrets).
     /// 15 digits, not 16: a string of at most 15 bytes is stored inline, so an id costs no allocation.
@@ -45,7 +44,8 @@ enum RequestIdentifier {
         var value = prefix | UInt64(counter.add(1, ordering: .relaxed).newValue)
         return String(unsafeUninitializedCapacity: 15) { buffer in
             for index in (0..<15).reversed() {
-                buffer[index] = hexDigits[Int(value & 0xF)]
+                let digit = UInt8(truncatingIfNeeded: value & 0xF)  // arithmetic, not a table: no lazy global to check
+                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") - 10 + digit
                 value >>= 4
             }
             return 15
