@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <microhttpd.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
@@ -166,6 +171,72 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
     int result = gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, credentials);
     if (result < 0 || NULL == ticket_key) return result;
     return gnutls_session_ticket_enable_server(session, ticket_key);
+}
+
+/* ---- One record per response. ----
+ *
+ * libmicrohttpd 0.9.75 hands GnuTLS a response's header and its body in two calls, so they leave as two TLS
+ * records, in two TCP segments (the header is pushed alone), and a client decrypts, reads and wakes twice.
+ * Corked, GnuTLS holds both and quire_tls_flush, called from the completion callback (libmicrohttpd calls
+ * it before it shuts a connection down), sends them as one record in one segment.
+ *
+ * The hazard of a cork is a flush that meets a full send buffer: GnuTLS keeps the rest and nothing would send
+ * it. So a response is corked only when it is small and the socket's send buffer has room for it twice over
+ * (a client that sends requests and does not read fills it, and is then answered uncorked); a flush that
+ * still meets a full buffer (memory pressure) waits for room, bounded, and else drops the connection. */
+
+/** The largest response (header and body) sent corked: one record (GnuTLS's records carry 16 KiB). */
+#define QUIRE_TLS_CORK_MAX_BYTES 12288
+
+static inline gnutls_session_t quire_tls_session_of(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return NULL == info ? NULL : (gnutls_session_t) info->tls_session;
+}
+
+/**
+ * Corks the connection's TLS session for a response of about `bytes` (header and body), when it is small and
+ * `socket`'s send buffer has room for it twice over beside what it holds, as the kernel counts both (its
+ * `sk_wmem_queued` and `sk_sndbuf`, the two it compares before taking a write: one `SO_MEMINFO` call).
+ * Returns 1 when corked: the caller then calls quire_tls_flush when the response is complete.
+ */
+static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, size_t bytes) {
+    if (bytes > QUIRE_TLS_CORK_MAX_BYTES || socket < 0) return 0;
+    uint32_t memory[SK_MEMINFO_VARS] = { 0 };
+    socklen_t length = sizeof memory;
+    if (getsockopt(socket, SOL_SOCKET, SO_MEMINFO, memory, &length) != 0 || length < sizeof memory) return 0;
+    /* Twice the bytes and a page: the kernel counts a segment's bookkeeping against the buffer too. */
+    if ((uint64_t) memory[SK_MEMINFO_WMEM_QUEUED] + 2 * (uint64_t) bytes + 4096 > memory[SK_MEMINFO_SNDBUF]) return 0;
+    gnutls_session_t session = quire_tls_session_of(connection);
+    if (NULL == session) return 0;
+    gnutls_record_cork(session);
+    return 1;
+}
+
+/**
+ * Sends what a corked session holds. Returns 0, or a GnuTLS error (the connection is closing anyway); after
+ * `wait_ms` without room in the send buffer it shuts the socket down, so that the client sees the end of
+ * the connection rather than waiting for bytes that will never come.
+ */
+static inline int quire_tls_flush(struct MHD_Connection *connection, int socket, int wait_ms) {
+    gnutls_session_t session = quire_tls_session_of(connection);
+    if (NULL == session) return 0;
+    for (int waited = 0;; waited += 10) {
+        int result = gnutls_record_uncork(session, 0);
+        if (result >= 0) {
+            /* libmicrohttpd corks the socket itself (TCP_CORK) before a header it does not push, and from then on
+             * pushes each response with TCP_NODELAY after its last send: here, after the bytes it thought it
+             * sent, so that they leave now rather than when the kernel's cork times out (200 ms). */
+            const int on = 1;
+            if (socket >= 0) (void) setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+            return 0;
+        }
+        if (result != GNUTLS_E_AGAIN && result != GNUTLS_E_INTERRUPTED) return result;
+        if (waited >= wait_ms || socket < 0) break;
+        struct pollfd ready = { socket, POLLOUT, 0 };
+        (void) poll(&ready, 1, 10);
+    }
+    if (socket >= 0) shutdown(socket, SHUT_RDWR);
+    return GNUTLS_E_AGAIN;
 }
 
 /* ---- The client side: `quire health` and the tests' HTTPS connections. ---- */

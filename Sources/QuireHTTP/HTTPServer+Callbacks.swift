@@ -36,6 +36,8 @@ final class RequestContext {
     var negotiation: Negotiation?
     /// The connection is closed after this request's response (its framing was refused).
     var closesConnection = false
+    /// The response was queued with its TLS records corked: the completion callback sends them.
+    var isCorked = false
 }
 
 func accessHandlerTrampoline(
@@ -84,6 +86,9 @@ func requestCompletedTrampoline(
     guard let cls, let requestSlot, let raw = requestSlot.pointee else { return }
     requestSlot.pointee = nil
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+    if context.isCorked, let connection {
+        _ = quire_tls_flush(connection, context.socket, 1000)
+    }
     withServer(cls) { server in
         server.deadlines.finished(socket: context.socket)
         if let pending = context.pending {
@@ -353,6 +358,7 @@ extension HTTPServer {
     {
         let handle = makeLibmicrohttpdResponse(response, extra: extraHeaders(context))
         defer { MHD_destroy_response(handle) }
+        cork(connection, context, bodyBytes: response.body.count)
         return MHD_queue_response(connection, UInt32(response.status), handle)
     }
 
@@ -365,6 +371,7 @@ extension HTTPServer {
         if let notModified { return queueAsIs(notModified, on: connection, context: context) }
         context.prepared = chosen
         let status = UInt32(chosen.response.status)
+        cork(connection, context, bodyBytes: chosen.response.body.count)
         if !context.requestIDWasSent && !isDraining {
             // Nothing of this request's own to add: the shared response, as it is.
             let handle = chosen.sharedLibmicrohttpdResponse(varyByEncoding: vary, noStore: !chosen.hasCacheControl)
@@ -376,6 +383,12 @@ extension HTTPServer {
         let handle = chosen.makeLibmicrohttpdResponse(extra: extra)
         defer { MHD_destroy_response(handle) }
         return MHD_queue_response(connection, status, handle)
+    }
+
+    /// Over TLS, corks a small response's records (see `quire_tls_cork`): its header and body leave as one.
+    private func cork(_ connection: OpaquePointer, _ context: RequestContext, bodyBytes: Int) {
+        guard configuration.tls != nil else { return }
+        context.isCorked = quire_tls_cork(connection, context.socket, bodyBytes + 1024) == 1
     }
 
     enum DecodedBody {

@@ -14,6 +14,17 @@ enum Responders {
         return .response(Response(status: 200, headers: headers, body: request.body))
     }
 
+    /// Answers `GET /?n=<index>` with 8,000 bytes that name the index: each answer can be told apart.
+    static let numbered = ClosureResponder { request in
+        let index = request.query.first { $0.name == "n" }?.value ?? ""
+        return .response(Response(status: 200, body: numberedBody(index)))
+    }
+
+    static func numberedBody(_ index: String) -> [UInt8] {
+        let line = Array("answer \(index);".utf8)
+        return Array(repeating: line, count: 8000 / line.count + 1).joined().prefix(8000).map { $0 }
+    }
+
     /// Answers after `milliseconds`, blocking its libmicrohttpd thread (a slow handler).
     static func slow(milliseconds: Int) -> ClosureResponder {
         ClosureResponder { _ in

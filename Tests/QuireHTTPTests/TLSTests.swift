@@ -30,6 +30,32 @@ struct TLSTests {
         #expect(try rsaServer.connect(tls: certificates.clientTLS).request("GET", "/x").status == 200)
     }
 
+    @Test("a client that pipelines requests and reads nothing until the server's buffers are full gets every answer")
+    func pipelinedWithoutReading() throws {
+        // A small response's TLS records are held back and sent whole when it completes (tls.h). This client
+        // fills the server's send buffer first: the answers after that must go out uncorked, whole, in order.
+        let certificates = try TestCertificates()
+        let server = try TestServer(responder: Responders.numbered) {
+            $0.tls = try? certificates.issue("s", serial: "01")
+        }
+        defer { server.stop() }
+        let connection = try server.connect(tls: certificates.clientTLS)
+        let count = 600  // 4.8 MB of answers: far more than loopback's socket buffers hold unread
+        try connection.write(Array((0..<count).map { "GET /?n=\($0) HTTP/1.1\r\nHost: quire\r\n\r\n" }.joined().utf8))
+        sleep(milliseconds: 500)
+        for index in 0..<count {
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            guard response.body == Responders.numberedBody("\(index)") else {
+                Issue.record("answer \(index) is not the answer to request \(index) (\(response.body.count) bytes)")
+                return
+            }
+        }
+        #expect(
+            try server.connect(tls: certificates.clientTLS).request("GET", "/?n=7").body == Responders.numberedBody("7")
+        )
+    }
+
     @Test("a client that does not trust the certificate, or speaks plain HTTP, fails; the server goes on")
     func refusals() throws {
         let certificates = try TestCertificates()
