@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 
 @testable import QuireCore
@@ -105,5 +106,35 @@ struct LRUTableTests {
         #expect(!SessionID.isWellFormed("q2_" + random + "A"))
         for bad in ["", "q-1", "q_1", "instance17charsXX", "é"] { #expect(!SessionID.isValidInstance(bad)) }
         #expect(SessionID.isValidInstance("q1") && SessionID.isValidInstance("Z9"))
+    }
+
+    @Test(
+        "a store of 4,096 sessions and more is striped: it keeps at most its capacity, finds what it kept, evicts the stalest"
+    )
+    func stripedSessionStore() throws {
+        let version = try ListVersion(document: ["sections": [["id": "s", "items": [["id": "1", "type": "t"]]]]])
+        let window = SessionWindow(version.firstPage(limit: 1), of: version)
+        let now = Atomic<UInt64>(0)
+        let store = SessionStore(capacity: 4096, idleSeconds: 60) { now.add(1, ordering: .relaxed).newValue }
+        func session(_ id: String, list: String = "a") -> Session {
+            Session(id: id, list: list, format: .batch, limit: 1, window: window)
+        }
+        let first = (0..<4096).map { _ in SessionID.generate() }
+        for id in first { store.insert(session(id)) }
+        #expect(store.count <= 4096 && store.count > 4096 - 16 * 32, "each stripe holds its share: \(store.count)")
+        #expect(store.evictionCount == 4096 - store.count)
+        // Another 4,096: the first ones go, the new ones stay, whatever their stripes.
+        let second = (0..<4096).map { _ in SessionID.generate() }
+        for id in second { store.insert(session(id, list: "b")) }
+        #expect(store.count <= 4096)
+        #expect(first.filter { store.contains($0) }.count < 16 * 32)
+        #expect(second.suffix(2048).allSatisfy { store.contains($0) })
+        // A list's sessions are removed from every stripe; an update is checked within its stripe.
+        let kept = second.last!
+        let stored = try #require(store.session(kept))
+        #expect(store.update(stored, expectedRevision: stored.revision))
+        store.removeAll(of: "b")
+        #expect(store.count == first.filter { store.contains($0) }.count)
+        #expect(store.session(kept) == nil && !store.update(stored, expectedRevision: stored.revision))
     }
 }
