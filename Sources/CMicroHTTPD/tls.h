@@ -157,6 +157,12 @@ static inline void quire_tls_ticket_key_free(gnutls_datum_t *key) {
     free(key);
 }
 
+/** The GnuTLS session of a libmicrohttpd connection, or NULL. */
+static inline gnutls_session_t quire_tls_session_of(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return NULL == info ? NULL : (gnutls_session_t) info->tls_session;
+}
+
 /**
  * Gives a new TLS connection the credentials it handshakes with, and session tickets with `ticket_key`
  * (NULL: none). Called when libmicrohttpd announces the connection, on its worker thread, before any
@@ -165,9 +171,8 @@ static inline void quire_tls_ticket_key_free(gnutls_datum_t *key) {
 static inline int quire_tls_prepare_connection(struct MHD_Connection *connection,
                                                gnutls_certificate_credentials_t credentials,
                                                const gnutls_datum_t *ticket_key) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-    if (NULL == info || NULL == info->tls_session) return GNUTLS_E_INVALID_REQUEST;
-    gnutls_session_t session = (gnutls_session_t) info->tls_session;
+    gnutls_session_t session = quire_tls_session_of(connection);
+    if (NULL == session) return GNUTLS_E_INVALID_REQUEST;
     int result = gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, credentials);
     if (result < 0 || NULL == ticket_key) return result;
     return gnutls_session_ticket_enable_server(session, ticket_key);
@@ -187,19 +192,17 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
 
 /** The largest response (header and body) sent corked: one record (GnuTLS's records carry 16 KiB). */
 #define QUIRE_TLS_CORK_MAX_BYTES 12288
-
-static inline gnutls_session_t quire_tls_session_of(struct MHD_Connection *connection) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-    return NULL == info ? NULL : (gnutls_session_t) info->tls_session;
-}
+/** What a response's header is reckoned at, beside its body. */
+#define QUIRE_TLS_HEADER_ALLOWANCE 1024
 
 /**
- * Corks the connection's TLS session for a response of about `bytes` (header and body), when it is small and
- * `socket`'s send buffer has room for it twice over beside what it holds, as the kernel counts both (its
- * `sk_wmem_queued` and `sk_sndbuf`, the two it compares before taking a write: one `SO_MEMINFO` call).
+ * Corks the connection's TLS session for a response whose body is `body_bytes` long, when the response is
+ * small and `socket`'s send buffer has room for it twice over beside what it holds, as the kernel counts both
+ * (its `sk_wmem_queued` and `sk_sndbuf`, the two it compares before taking a write: one `SO_MEMINFO` call).
  * Returns 1 when corked: the caller then calls quire_tls_flush when the response is complete.
  */
-static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, size_t bytes) {
+static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, size_t body_bytes) {
+    const size_t bytes = body_bytes + QUIRE_TLS_HEADER_ALLOWANCE;
     if (bytes > QUIRE_TLS_CORK_MAX_BYTES || socket < 0) return 0;
     uint32_t memory[SK_MEMINFO_VARS] = { 0 };
     socklen_t length = sizeof memory;

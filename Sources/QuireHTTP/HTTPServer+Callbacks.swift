@@ -169,16 +169,17 @@ extension HTTPServer {
 
 func libmicrohttpdLogTrampoline(context: UnsafeMutableRawPointer?, message: UnsafePointer<CChar>?) {
     guard let context, let message else { return }
-    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     var text = String(cString: message)
     while text.last == "\n" { text.removeLast() }
-    let suppressed: Int? = server.libraryMessages.withLock { logs in
-        if logs.count >= 256 && logs[text] == nil { logs.removeAll() }  // bounded: messages carry numbers
-        return logs[text, default: FailureLog()].record(now: .now)
+    withServer(context) { server in
+        let suppressed: Int? = server.libraryMessages.withLock { logs in
+            if logs.count >= 256 && logs[text] == nil { logs.removeAll() }  // bounded: messages carry numbers
+            return logs[text, default: FailureLog()].record(now: .now)
+        }
+        guard let suppressed else { return }
+        server.logger.warning(
+            "libmicrohttpd: \(text)", metadata: suppressed > 0 ? ["suppressed": "\(suppressed)"] : [:])
     }
-    guard let suppressed else { return }
-    server.logger.warning(
-        "libmicrohttpd: \(text)", metadata: suppressed > 0 ? ["suppressed": "\(suppressed)"] : [:])
 }
 
 /// Routes libmicrohttpd's panics (internal inconsistencies it cannot continue from) to `logger`, then
@@ -388,7 +389,7 @@ extension HTTPServer {
     /// Over TLS, corks a small response's records (see `quire_tls_cork`): its header and body leave as one.
     private func cork(_ connection: OpaquePointer, _ context: RequestContext, bodyBytes: Int) {
         guard configuration.tls != nil else { return }
-        context.isCorked = quire_tls_cork(connection, context.socket, bodyBytes + 1024) == 1
+        context.isCorked = quire_tls_cork(connection, context.socket, bodyBytes) == 1
     }
 
     enum DecodedBody {

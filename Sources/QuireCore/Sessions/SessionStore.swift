@@ -22,7 +22,8 @@ public final class SessionStore: Sendable {
         }
     }
 
-    /// The capacity from which the store is split in stripes, and how many.
+    /// The capacity from which the store is split in stripes, and how many (a power of two: a stripe is the
+    /// hash's low bits).
     static let stripedFromCapacity = 4096
     static let stripeCount = 16
 
