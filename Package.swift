@@ -60,11 +60,15 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // Strict request framing, run over every request's header fields: C compiled at -O2 (vectorized), which
+        // the `static inline` functions of a system module's header are not.
+        .target(name: "CQuireFraming"),
         // The only Swift module that touches C.
         .target(
             name: "QuireHTTP",
             dependencies: [
                 "CMicroHTTPD",
+                "CQuireFraming",
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -252,6 +256,18 @@ while let name = fuzzPending.popLast() {
         }
     }
 }
+// Quire's C targets; CFuzzer is libFuzzer's entry point, the others parse what the network sends and are
+// instrumented like the Swift modules when quire-fuzz is built for fuzzing.
+let cTargets: Set<String> = ["CFuzzer", "CQuireFraming"]
+if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" || Context.environment["QUIRE_FUZZ_ONLY"] == "1" {
+    for target in package.targets where fuzzTargets.contains(target.name) && cTargets.contains(target.name) {
+        guard target.name != "CFuzzer" else { continue }
+        target.cSettings =
+            (target.cSettings ?? []) + [
+                .unsafeFlags(["-fsanitize=address", "-fsanitize-coverage=trace-cmp,inline-8bit-counters,pc-table"])
+            ]
+    }
+}
 if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" {
     // `make test`: in the tests' own build directory, on the dependencies the tests were built from. Only
     // quire-fuzz and Quire's Swift modules are compiled again, with the sanitizer and libFuzzer's coverage (flags
@@ -260,9 +276,10 @@ if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" {
     let instrumentation: [String] = [
         "-sanitize=address", "-sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table", "-DQUIRE_FUZZING",
     ]
-    // CFuzzer is C (libFuzzer's entry point): Swift settings do not apply to it.
+    // CFuzzer is C (libFuzzer's entry point): Swift settings do not apply to it. Quire's other C is instrumented
+    // through its C settings (below).
     for target in package.targets
-    where fuzzTargets.contains(target.name) && target.type != .system && target.name != "CFuzzer" {
+    where fuzzTargets.contains(target.name) && target.type != .system && !cTargets.contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(instrumentation)]
         if target.type == .executable {
             target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=address"])]

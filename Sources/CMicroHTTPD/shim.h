@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <microhttpd.h>
 #include "tls.h"
-#include "framing.h"
 
 /** Receives one formatted libmicrohttpd log line. */
 typedef void (*quire_mhd_log_callback)(void *context, const char *message);

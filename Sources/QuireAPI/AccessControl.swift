@@ -184,7 +184,8 @@ final class AccessControl: Sendable {
         guard header.utf8.count > 7,
             header.utf8.starts(with: "Bearer ".utf8) || header.prefix(7).lowercased() == "bearer "
         else { return nil }
-        return header.dropFirst(7)
+        // Past the 7 ASCII bytes by UTF-8 index: `dropFirst(7)` would walk 7 grapheme clusters.
+        return header[header.utf8.index(header.utf8.startIndex, offsetBy: 7)...]
     }
 
     /// Compares every byte whatever the first difference, so the time taken says nothing about the token.

@@ -20,16 +20,34 @@ final class PageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     ///
     /// - Complexity: O(1) besides `make`.
     func value(for key: Key, make: () -> Value) -> Value {
+        // `make` gives a value: never nil.
+        valueIfMade(for: key, make: { make() })!
+    }
+
+    /// The cached value for `key`, or the one `make` builds (then cached); `nil`, with nothing cached, when
+    /// `make` cannot build it (the key no longer names anything current).
+    ///
+    /// - Complexity: O(1) besides `make`.
+    func valueIfMade(for key: Key, make: () -> Value?) -> Value? {
         if let cached = table.withLock({ $0.use(key, now: 0) }) {
             hits.add(1, ordering: .relaxed)
             return cached
         }
         misses.add(1, ordering: .relaxed)
-        let value = make()
+        guard let value = make() else { return nil }
         table.withLock { table in
             if table.use(key, now: 0) == nil { _ = table.insert(key, value, now: 0) }
         }
         return value
+    }
+
+    /// The cached value for `key`, if there is one (counted as a hit); nothing is made.
+    ///
+    /// - Complexity: O(1).
+    func cachedValue(for key: Key) -> Value? {
+        guard let cached = table.withLock({ $0.use(key, now: 0) }) else { return nil }
+        hits.add(1, ordering: .relaxed)
+        return cached
     }
 
     var hitCount: Int { hits.load(ordering: .relaxed) }

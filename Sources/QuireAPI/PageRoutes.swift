@@ -23,19 +23,34 @@ extension APIContext {
             }
             cursor = decoded
         }
-        guard let version = registry.version(of: name) else {
-            throw Problem(.listNotFound, detail: "No list named \(name).")
-        }
         // If-None-Match is evaluated by the server against the representation it sends (plain or
-        // compressed, each with its own tag): the cached page costs a lookup.
-        let key = PageKey(list: name, version: version.version, limit: limit, after: after, before: before)
-        return .prepared(
-            pageCache.value(for: key) {
-                let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
-                return Self.pageResponse(
-                    list: name, window: window, limit: limit,
-                    cacheControl: configuration.cache.headerValue(for: .revalidated))
-            })
+        // compressed, each with its own tag): the cached page costs a lookup by the version's number, and
+        // the version itself is read only to make a page the cache does not hold.
+        func make(_ version: ListVersion) -> PreparedResponse {
+            let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
+            return Self.pageResponse(
+                list: name, window: window, limit: limit,
+                cacheControl: configuration.cache.headerValue(for: .revalidated))
+        }
+        for _ in 0..<3 {
+            guard let number = registry.versionNumber(of: name) else { throw Self.listNotFound(name) }
+            let key = PageKey(list: name, version: number, limit: limit, after: after, before: before)
+            let page = pageCache.valueIfMade(
+                for: key,
+                make: {
+                    // Written since the number was read: that version's page is not made (the loop reads anew).
+                    guard let version = registry.version(of: name), version.version == number else { return nil }
+                    return make(version)
+                })
+            if let page { return .prepared(page) }
+        }
+        // A list written faster than its page is made: the page of the version at hand, not cached.
+        guard let version = registry.version(of: name) else { throw Self.listNotFound(name) }
+        return .prepared(make(version))
+    }
+
+    private static func listNotFound(_ name: String) -> Problem {
+        Problem(.listNotFound, detail: "No list named \(name).")
     }
 
     /// The page as a prepared response, with `ETag`, `Link` and `Cache-Control`.

@@ -1,5 +1,6 @@
 public import Logging
 public import QuireHTTP
+import Synchronization
 
 /// The path parameters a route matched, by name (`{list}` → `parameters["list"]`).
 ///
@@ -124,8 +125,11 @@ final class RouteNode: Sendable {
     let literals: [(segment: [UInt8], node: RouteNode)]
     let parameter: (name: String, node: RouteNode)?
     let handlers: [String: RouteEntry]
-    /// The route template of this node (`/v1/lists/{list}`), for logs and metrics.
-    let pattern: String
+    /// `handlers["GET"]`, the method of nearly every request, without hashing the method per request.
+    let getHandler: RouteEntry?
+    /// The route template of this node (`/v1/lists/{list}`), for logs and metrics, with its observer's state.
+    let label: RouteLabel
+    var pattern: String { label.pattern }
     /// The methods allowed here, for `Allow` (with `HEAD` where `GET` is).
     let allowed: [String]
 
@@ -136,7 +140,8 @@ final class RouteNode: Sendable {
         self.literals = literals.sorted { $0.key < $1.key }.map { (Array($0.key.utf8), $0.value) }
         self.parameter = parameter
         self.handlers = handlers
-        self.pattern = pattern
+        getHandler = handlers["GET"]
+        label = RouteLabel(pattern)
         var methods = Set(handlers.keys)
         if methods.contains("GET") { methods.insert("HEAD") }
         allowed = methods.sorted()
@@ -175,6 +180,8 @@ public final class RouterResponder: HTTPResponder {
     let access: AccessControl?
     /// `Cache-Control` by route kind.
     let cachePolicy: CachePolicy
+    /// The label of requests no route matched.
+    let unmatched = RouteLabel("unmatched")
 
     /// A class, not a struct: the server holds it as an existential and every request reaches its fields, which
     /// as a struct's were copied per request (the optional access control's outlined copy, measured).
@@ -190,23 +197,33 @@ public final class RouterResponder: HTTPResponder {
     }
 
     public func respond(to request: Request) -> Reply {
-        let start = observer == nil ? nil : ContinuousClock.now
+        // Read even without an observer (a clock read), so that no optional instant is carried: the optional's
+        // destruction was outlined into a generic helper that reached the tuple machinery of the runtime.
+        let start = ContinuousClock.now
         let routed = route(request)
-        let (pattern, subject) = (routed.pattern, routed.subject)
-        var reply = routed.reply
-        switch reply {
+        let reply: Reply
+        switch routed.reply {
         case .response(let response):
-            reply = .response(cachePolicy.apply(to: response, method: request.method, route: pattern))
+            reply = .response(cachePolicy.apply(to: response, method: request.method, route: routed.pattern))
         case .prepared(let prepared):
             assert(
                 prepared.response.headers["Cache-Control"]
                     == cachePolicy.headerValue(
-                        method: request.method, route: pattern, status: prepared.response.status),
-                "a prepared response of \(pattern) must carry its CachePolicy")
+                        method: request.method, route: routed.pattern, status: prepared.response.status),
+                "a prepared response of \(routed.pattern) must carry its CachePolicy")
+            reply = routed.reply
         case .deferred, .stream:
-            break  // answered later, or one client's stream: no-store, from the server (see CachePolicy)
+            reply = routed.reply  // answered later, or one client's stream: no-store, from the server (see CachePolicy)
         }
-        guard let observer, let start else { return reply }
+        if let observer { observe(reply, of: request, routed: routed, since: start, by: observer) }
+        return reply
+    }
+
+    private func observe(
+        _ reply: Reply, of request: Request, routed: Routed, since start: ContinuousClock.Instant,
+        by observer: any RequestObserver
+    ) {
+        let (pattern, subject) = (routed.route, routed.subject)
         switch reply {
         case .response(let response):
             observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
@@ -223,33 +240,49 @@ public final class RouterResponder: HTTPResponder {
                 request, route: pattern, response: Response(status: stream.status, headers: stream.headers),
                 since: start, subject: subject)
         }
-        return reply
     }
 
-    /// The reply, the route template that gave it (`unmatched` for a 404 of the router), and the
-    /// subject of the caller's token.
-    private func route(_ request: Request) -> (reply: Reply, pattern: String, subject: String?) {
+    /// What routing a request gave: the reply, the route template that gave it (`unmatched` for a 404 of the
+    /// router), and the subject of the caller's token. A struct, not a tuple: the tuple's copies were outlined
+    /// into a helper shared with other types, which copied through the runtime's generic tuple functions
+    /// (several per request, measured with callgrind).
+    private struct Routed {
+        let reply: Reply
+        let route: RouteLabel
+        let subject: String?
+        var pattern: String { route.pattern }
+    }
+
+    private func route(_ request: Request) -> Routed {
         guard let (node, parameters) = match(request.path) else {
-            return (.response(Problem.notFound(request.path).response), "unmatched", nil)
+            return Routed(reply: .response(Problem.notFound(request.path).response), route: unmatched, subject: nil)
         }
         let method = request.method
-        guard let handler = node.handlers[method] ?? (method == "HEAD" ? node.handlers["GET"] : nil) else {
+        let isGet = method == "GET"
+        guard
+            let handler = isGet ? node.getHandler : node.handlers[method] ?? (method == "HEAD" ? node.getHandler : nil)
+        else {
             if node.handlers.isEmpty {
-                return (.response(Problem.notFound(request.path).response), "unmatched", nil)
+                return Routed(
+                    reply: .response(Problem.notFound(request.path).response), route: unmatched, subject: nil)
             }
-            return (.response(Problem.methodNotAllowed(method, allowed: node.allowed).response), node.pattern, nil)
+            return Routed(
+                reply: .response(Problem.methodNotAllowed(method, allowed: node.allowed).response),
+                route: node.label, subject: nil)
         }
         switch handler {
         case .open(let handler):
-            return (reply(request) { try handler(request, parameters) }, node.pattern, nil)
+            return Routed(reply: reply(request) { try handler(request, parameters) }, route: node.label, subject: nil)
         case .guarded(let needed, let handler):
             let caller: Caller
             do throws(Problem) {
                 caller = try access!.admit(request, needed, parameters)
             } catch {
-                return (.response(error.response), node.pattern, nil)
+                return Routed(reply: .response(error.response), route: node.label, subject: nil)
             }
-            return (reply(request) { try handler(request, parameters, caller) }, node.pattern, caller.subject)
+            return Routed(
+                reply: reply(request) { try handler(request, parameters, caller) }, route: node.label,
+                subject: caller.subject)
         }
     }
 
@@ -335,5 +368,19 @@ public final class RouterResponder: HTTPResponder {
 /// token (never the token): for access logs and metrics.
 public protocol RequestObserver: AnyObject, Sendable {
     func requestDidFinish(
-        _ request: Request, route: String, response: Response, since start: ContinuousClock.Instant, subject: String?)
+        _ request: Request, route: RouteLabel, response: Response, since start: ContinuousClock.Instant,
+        subject: String?)
+}
+
+/// A route's template as its observer is told it (`/v1/lists/{list}`, or `unmatched`), with what the
+/// observer keeps per route. Made once per route when the responder is built, so that the observer finds its
+/// state for the route without hashing the template on every request.
+public final class RouteLabel: Sendable {
+    public let pattern: String
+    /// The metrics' series of this route, by method and status: a handful (see ``ServiceMetrics``).
+    let series = Mutex<[RequestSeries]>([])
+
+    init(_ pattern: String) {
+        self.pattern = pattern
+    }
 }

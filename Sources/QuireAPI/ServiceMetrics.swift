@@ -4,6 +4,22 @@ import QuireCore
 import QuireHTTP
 import Synchronization
 
+/// One series of `quire_http_requests_total` and its route's latency histogram, made once, kept for the process's
+/// life (the registry holds them too).
+final class RequestSeries: Sendable {
+    let method: String
+    let status: Int
+    let count: Counter
+    let latency: DurationHistogram
+
+    init(method: String, status: Int, count: Counter, latency: DurationHistogram) {
+        self.method = method
+        self.status = status
+        self.count = count
+        self.latency = latency
+    }
+}
+
 /// The service's metrics (swift-prometheus, exposed at `/metrics`) and its access log.
 ///
 /// Per request: a counter by method, route template and status, and a latency histogram by route. At
@@ -17,12 +33,24 @@ import Synchronization
 /// `promtool check metrics` finds nothing to say.
 final class ServiceMetrics: RequestObserver {
     let registry = PrometheusCollectorRegistry()
-    private let requests = Mutex<[RequestKey: (count: Counter, latency: DurationHistogram)]>([:])
+    /// Every request series made, for the registry's sake one per key; each route keeps the ones it was
+    /// answered with (``RouteLabel/series``), where a request finds its own without hashing.
+    private let requests = Mutex<[RequestKey: RequestSeries]>([:])
 
+    /// A request's series: its method is one of ``methodLabels`` (any other is `OTHER`), so that a client cannot
+    /// make series without end by inventing methods; its route is a template or `unmatched`.
     private struct RequestKey: Hashable {
         let method: String
         let route: String
         let status: Int
+    }
+
+    /// The methods counted by name in `quire_http_requests_total`; any other is counted as `OTHER`.
+    static let methodLabels = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    /// The method label of `method`: the shared string of a known method, else `OTHER`.
+    static func methodLabel(_ method: String) -> String {
+        methodLabels.first { $0 == method } ?? "OTHER"
     }
     private let accessLog: (any AccessLog)?
     private let scrapeState = Mutex(ScrapeState())
@@ -172,32 +200,45 @@ final class ServiceMetrics: RequestObserver {
     }
 
     func requestDidFinish(
-        _ request: Request, route: String, response: Response, since start: ContinuousClock.Instant, subject: String?
+        _ request: Request, route: RouteLabel, response: Response, since start: ContinuousClock.Instant,
+        subject: String?
     ) {
         let elapsed = ContinuousClock.now - start
         let status = response.status
-        let key = RequestKey(method: request.method, route: route, status: status)
-        let (counter, timer) = requests.withLock { metrics in
+        let method = Self.methodLabel(request.method)
+        // Method labels are the shared strings of `methodLabels`: comparing them compares two words.
+        let known = route.series.withLock { series in series.first { $0.status == status && $0.method == method } }
+        let series = known ?? self.series(route, method: method, status: status)
+        series.count.increment()
+        series.latency.record(elapsed)
+        accessLog?.record(
+            AccessRecord(
+                method: request.method, route: route.pattern, status: status, elapsed: elapsed,
+                bytes: response.body.count, requestID: request.requestID, subject: subject))
+    }
+
+    /// The series of a route, method and status, made on its first request and then kept by the route too.
+    private func series(_ route: RouteLabel, method: String, status: Int) -> RequestSeries {
+        let key = RequestKey(method: method, route: route.pattern, status: status)
+        let series = requests.withLock { metrics in
             if let known = metrics[key] { return known }
-            let made = (
+            let made = RequestSeries(
+                method: method, status: status,
                 count: registry.makeCounter(
                     descriptor: Self.name(
                         "quire_http_requests_total", "Requests answered, by method, route and status."),
-                    labels: [("method", request.method), ("route", route), ("status", String(status))]),
+                    labels: [("method", method), ("route", route.pattern), ("status", String(status))]),
                 latency: registry.makeDurationHistogram(
                     descriptor: Self.name(
                         "quire_http_request_duration_seconds", "Time to answer a request, by route, in seconds."),
-                    labels: [("route", route)], buckets: Self.seconds)
-            )
+                    labels: [("route", route.pattern)], buckets: Self.seconds))
             metrics[key] = made
             return made
         }
-        counter.increment()
-        timer.record(elapsed)
-        accessLog?.record(
-            AccessRecord(
-                method: request.method, route: route, status: status, elapsed: elapsed, bytes: response.body.count,
-                requestID: request.requestID, subject: subject))
+        route.series.withLock { known in
+            if !known.contains(where: { $0 === series }) { known.append(series) }
+        }
+        return series
     }
 
     /// The exposition text, with the state gauges brought up to date.

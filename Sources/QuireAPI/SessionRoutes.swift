@@ -60,6 +60,9 @@ extension APIContext {
         case "prev": change = .extendPrevious(limit ?? 0)
         case let other?: throw Problem(.invalidRequest, detail: "extend must be next or prev, not \(other).")
         }
+        if wait == 0, change == .update, let unchanged = unchangedAnswer(session: id, at: since) {
+            return .prepared(unchanged)
+        }
         let answer = try answer(session: id, since: since, change: change, defaultLimit: limit == nil)
         guard wait > 0, change == .update, answer.isEmpty, let list = answer.listName else {
             return reply(answer)
@@ -86,6 +89,21 @@ extension APIContext {
             longPolls.notify(list)  // it changed while the waiter was being parked
         }
         return reply
+    }
+
+    /// The prepared "nothing new" answer for a client at `position`, when it holds the session's current window,
+    /// that window is of the list's latest version, and the answer of that state was made before: what
+    /// ``answer(session:since:change:defaultLimit:)`` would answer for an update (`Session.answer`'s first
+    /// case), found without copying the session out of the store or computing anything. `nil` sends the request
+    /// the whole way, which makes the answer (``reply(_:)``) for the next time.
+    private func unchangedAnswer(session id: String, at position: SessionPosition) -> PreparedResponse? {
+        guard SessionID.isWellFormed(id), let (list, seq, version) = sessions.position(of: id) else { return nil }
+        switch position {
+        case .version(let since) where since == version, .seq(let since) where since == seq: break
+        default: return nil
+        }
+        guard registry.versionNumber(of: list) == version else { return nil }
+        return unchangedAnswers.cachedValue(for: UnchangedAnswerKey(session: id, seq: seq, version: version))
     }
 
     /// The reply of an answer sent at once: a "nothing new" answer is prepared once per session state.

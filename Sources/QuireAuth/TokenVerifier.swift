@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Glibc
 import JWTKit
 import Synchronization
 
@@ -37,7 +38,7 @@ public final class TokenVerifier: Sendable {
         /// Increases with every key replacement: a verification against older keys is not cached.
         var generation: UInt64 = 0
         /// By the token's bytes; a key may be a slice of the request field it came in.
-        var cache: [Substring: VerifiedToken] = [:]
+        var cache: [TokenKey: VerifiedToken] = [:]
     }
 
     /// The longest token looked at; longer ones are refused unparsed.
@@ -80,7 +81,7 @@ public final class TokenVerifier: Sendable {
             case miss(TokenKeys, generation: UInt64)
         }
         let lookup = state.withLock { state in
-            if let cached = state.cache[token] { return Lookup.hit(cached) }
+            if let cached = state.cache[TokenKey(token)] { return Lookup.hit(cached) }
             return .miss(state.keys, generation: state.generation)
         }
         let keys: TokenKeys
@@ -88,7 +89,7 @@ public final class TokenVerifier: Sendable {
         switch lookup {
         case .hit(let cached):
             guard now < cached.acceptedUntil else {
-                state.withLock { _ = $0.cache.removeValue(forKey: token) }
+                state.withLock { _ = $0.cache.removeValue(forKey: TokenKey(token)) }
                 throw .expired
             }
             return cached
@@ -103,7 +104,7 @@ public final class TokenVerifier: Sendable {
                 // Still full of live tokens: start again rather than pick victims (bounded, and cheap).
                 if state.cache.count >= settings.cacheEntries { state.cache.removeAll(keepingCapacity: true) }
             }
-            state.cache[token] = verified
+            state.cache[TokenKey(token)] = verified
         }
         return verified
     }
@@ -199,6 +200,44 @@ public final class TokenVerifier: Sendable {
 
 /// The claims Quire reads. jwt-kit's own `verify(using:)` path is not used (``TokenVerifier`` checks
 /// the claims synchronously); it refuses, so that this payload can never pass unchecked through it.
+/// A token as the cache's key, compared byte for byte. A `Substring` key hashed and compared by Unicode
+/// canonical equivalence, scalar by scalar, over the whole token on every request (a token is ASCII: bytes
+/// are what identify it). The hash reads the length and the last 16 bytes, the signature's end, which
+/// differ between any two tokens in practice; keys that hash alike are told apart by their bytes. Only
+/// tokens whose signature verified are ever stored, so nobody without a signing key can fill the table
+/// with keys that collide.
+struct TokenKey: Hashable {
+    let text: Substring
+
+    init(_ text: Substring) {
+        self.text = text
+    }
+
+    static func == (lhs: TokenKey, rhs: TokenKey) -> Bool {
+        lhs.withBytes { left in
+            rhs.withBytes { right in
+                left.count == right.count
+                    && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        withBytes { bytes in
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: bytes.suffix(16)))
+        }
+    }
+
+    private func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+            return result
+        }
+        var copy = String(text)  // a bridged or foreign string: not one libmicrohttpd's bytes make
+        return copy.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+    }
+}
+
 struct TokenClaims: JWTPayload {
     var sub: SubjectClaim?
     var exp: ExpirationClaim?

@@ -67,6 +67,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// ASCII case-insensitive comparison, without allocating.
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+        // Most names differ in length: that answer costs nothing (a native string knows its UTF-8 count).
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
         var left = lhs.utf8.makeIterator()
         var right = rhs.utf8.makeIterator()
         while true {

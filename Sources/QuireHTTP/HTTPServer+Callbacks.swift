@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import CQuireFraming
 import Glibc
 public import Logging
 import Synchronization
@@ -143,7 +144,7 @@ extension FramingRefusal {
             case QUIRE_FRAMING_INVALID_TRANSFER_ENCODING: .invalidTransferEncoding
             case QUIRE_FRAMING_UNKNOWN_TRANSFER_CODING: .unknownTransferCoding
             case QUIRE_FRAMING_INVALID_FIELD_VALUE: .invalidFieldValue
-            default: preconditionFailure("framing.h returned \(refusal.rawValue), which is no refusal")
+            default: preconditionFailure("quire_framing_check returned \(refusal.rawValue), which is no refusal")
             }
     }
 }
@@ -153,7 +154,7 @@ extension HTTPServer {
     /// session-ticket key. A connection that cannot be prepared is refused at its handshake (the daemon's
     /// own certificate callback refuses), never served another certificate.
     fileprivate func prepareTLS(_ connection: OpaquePointer, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
-        guard configuration.tls != nil else { return }  // plain HTTP: no lock taken per connection
+        guard servesTLS else { return }  // plain HTTP: no lock taken per connection
         guard let (credentials, ticketKey) = tlsState.withLock({ $0.map { ($0.credentials, $0.ticketKey) } }) else {
             return
         }
@@ -388,7 +389,7 @@ extension HTTPServer {
 
     /// Over TLS, corks a small response's records (see `quire_tls_cork`): its header and body leave as one.
     private func cork(_ connection: OpaquePointer, _ context: RequestContext, bodyBytes: Int) {
-        guard configuration.tls != nil else { return }
+        guard servesTLS else { return }
         context.isCorked = quire_tls_cork(connection, context.socket, bodyBytes) == 1
     }
 
@@ -400,8 +401,8 @@ extension HTTPServer {
     /// The request body decoded from its `Content-Encoding` (gzip or deflate), the field then removed;
     /// the body limit applies to the decoded size.
     private func decodeBody(_ body: [UInt8], headers: inout HTTPHeaders) -> DecodedBody {
+        guard headers.contains("Content-Encoding") else { return .decoded(body) }  // no arrays made per request
         let values = headers.values(for: "Content-Encoding")
-        guard !values.isEmpty else { return .decoded(body) }
         let codings = values.flatMap { $0.split(separator: ",") }.map { $0.trimming(" \t") }.filter {
             !$0.isEmpty && $0.lowercased() != "identity"
         }
@@ -427,6 +428,11 @@ extension HTTPServer {
     /// string only for a name or value longer than 15 bytes (shorter ones are stored inline).
     private static func fields(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [HTTPHeaders.Field] {
         var fields: [HTTPHeaders.Field] = []
+        // Counted first (libmicrohttpd walks its list without a callback): one allocation of the right size,
+        // where appending grew the array two or three times per request.
+        let count = Int(MHD_get_connection_values(connection, kind, nil, nil))
+        guard count > 0 else { return fields }
+        fields.reserveCapacity(count)
         withUnsafeMutablePointer(to: &fields) { pointer in
             _ = MHD_get_connection_values_n(
                 connection, kind,

@@ -23,7 +23,7 @@ struct Negotiation {
     var ifNoneMatch: String?
     var isHead: Bool
 
-    init(_ request: Request) {
+    init(_ request: borrowing Request) {
         accept = AcceptEncoding(request.headers["Accept-Encoding"])
         ifNoneMatch = request.headers["If-None-Match"]
         isHead = request.method == "HEAD"

@@ -186,6 +186,24 @@ struct AccessTests {
         #expect(throws: TokenRejection.self) { try verifier.verify(token, now: now) }
     }
 
+    @Test("the cache knows a token by all its bytes: one that differs from a cached token before its end is not it")
+    func cacheKeyIsTheWholeToken() async throws {
+        let keys = try await TokenKeys.load(TestTokens.settings())
+        let verifier = TokenVerifier(settings: TestTokens.settings(), keys: keys)
+        let token = try await TestTokens.hs256(TestTokens.claims(sub: "alice"))
+        let now = Date().timeIntervalSince1970
+        #expect(try verifier.verify(token, now: now).subject == "alice")
+        // The same length and the same last 16 bytes (the cache's hash), one byte of the payload changed.
+        var bytes = Array(token.utf8)
+        let payload = try #require(bytes.firstIndex(of: UInt8(ascii: "."))) + 2
+        bytes[payload] = bytes[payload] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let forged = String(decoding: bytes, as: UTF8.self)
+        #expect(forged.utf8.count == token.utf8.count && forged.utf8.suffix(16).elementsEqual(token.utf8.suffix(16)))
+        #expect(throws: TokenRejection.self) { try verifier.verify(forged, now: now) }
+        #expect(verifier.cachedCount == 1)
+        #expect(try verifier.verify(token[...], now: now).subject == "alice")
+    }
+
     @Test("scope patterns: names, prefixes ending in *, read and write apart")
     func scopePatterns() {
         let scopes = Scopes("read:inbox-alice read:news-* write:drafts-alice profile openid read: write:*x")

@@ -45,7 +45,12 @@ struct ObservabilityTests {
         _ = try SessionClient(api, list: "l")
         _ = try api.call("GET", "/v1/lists/l?limit=1")
         _ = try api.call("GET", "/v1/lists/ghost")
+        // Methods no route knows are counted together: a client cannot add series by inventing methods.
+        #expect(try api.call("FROB", "/healthz").status == 405)
+        #expect(try api.call("BREW", "/healthz").status == 405)
         let text = try api.call("GET", "/metrics").text
+        #expect(text.contains(#"quire_http_requests_total{method="OTHER",route="/healthz",status="405"} 2"#))
+        #expect(!text.contains(#"method="FROB""#) && !text.contains(#"method="BREW""#))
         #expect(text.contains(#"quire_http_requests_total{method="GET",route="/v1/lists/{list}",status="200"} 1"#))
         #expect(text.contains(#"quire_http_requests_total{method="GET",route="/v1/lists/{list}",status="404"} 1"#))
         #expect(text.contains(#"quire_http_requests_total{method="PUT",route="/v1/lists/{list}",status="201"} 1"#))

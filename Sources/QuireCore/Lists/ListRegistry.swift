@@ -66,6 +66,12 @@ public final class ListRegistry: Sendable {
         current.withLock { $0[name] }
     }
 
+    /// The number of the current version of a list, without copying the version out (its copy retains and
+    /// releases each of its tables): for a read that is answered from a cache keyed by the number.
+    public func versionNumber(of name: String) -> UInt64? {
+        current.withLock { $0[name]?.version }
+    }
+
     /// Every list, sorted by name (byte order).
     ///
     /// - Complexity: O(*l* log *l*) for *l* lists.

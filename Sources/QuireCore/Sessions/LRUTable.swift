@@ -53,6 +53,20 @@ public struct LRUTable<Key: Hashable, Value> {
         return slots[slot].value
     }
 
+    /// As ``use(_:now:)``, but reads what it needs of the value in place instead of copying the value out.
+    ///
+    /// - Complexity: O(1) besides `read`.
+    public mutating func use<Result>(_ key: Key, now: UInt64, reading read: (borrowing Value) -> Result) -> Result? {
+        guard let slot = index[key] else { return nil }
+        if isIdle(slot, now: now) {
+            _ = remove(slot: slot)
+            return nil
+        }
+        slots[slot].lastUse = max(slots[slot].lastUse, now)
+        moveToNewest(slot)
+        return read(slots[slot].value!)  // an occupied slot has a value
+    }
+
     /// Whether `key` is present and not idle past the timeout at `now`; does not mark it used.
     ///
     /// - Complexity: O(1).

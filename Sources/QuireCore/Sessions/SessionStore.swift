@@ -66,6 +66,14 @@ public final class SessionStore: Sendable {
         stripe(of: id).table.withLock { $0.use(id, now: clock()) }
     }
 
+    /// Where a session stands: its list, its `seq` and the version of its current window; marks it used, as
+    /// ``session(_:)`` does, without copying the session out (its windows retain each of their versions' tables).
+    public func position(of id: String) -> (list: String, seq: UInt64, version: UInt64)? {
+        stripe(of: id).table.withLock { table in
+            table.use(id, now: clock()) { session in (session.list, session.seq, session.current.version.version) }
+        }
+    }
+
     /// Whether the session `id` is still there (not expired, evicted or deleted); does not mark it used.
     public func contains(_ id: String) -> Bool {
         stripe(of: id).table.withLock { $0.contains(id, now: clock()) }

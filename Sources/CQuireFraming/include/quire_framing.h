@@ -1,0 +1,60 @@
+#ifndef QUIRE_FRAMING_H
+#define QUIRE_FRAMING_H
+
+#include <stdbool.h>
+
+/*
+ * Strict request framing (RFC 9110 §5, RFC 9112 §3.2, §5, §6), checked once per request when its headers
+ * have arrived, before any body byte is read. libmicrohttpd 0.9.75 accepts what the RFCs tell a server to
+ * refuse: differing duplicate Content-Length, whitespace or control characters in a field name, HTTP/1.1
+ * without Host, control characters (NUL included) in a field value, obsolete line folding, and a
+ * Transfer-Encoding it does not know (it then reads the body until the client closes, so the request
+ * hangs). Each of these is how a request is smuggled past a proxy that frames it differently.
+ *
+ * Written in C because it runs on every request (the read path's cost is measured against a C server) and
+ * walks bytes without allocating.
+ *
+ * Two refusals need libmicrohttpd's parsing as 0.9.75 does it (src/microhttpd/connection.c), in place in
+ * the connection's read buffer:
+ * - a value's length is its strlen, so a NUL cuts the value short: the bytes that follow it are still in
+ *   the buffer, before the next field's name. A field's value must be followed by nothing but the
+ *   NULs that replaced its line end (CR LF, or a bare LF, which RFC 9112 §2.2 lets a server accept and
+ *   libmicrohttpd does) and then the next field's name;
+ * - a folded line (obs-fold) makes libmicrohttpd copy the field's name elsewhere in its pool (and glue the
+ *   continuation to the name): the name then no longer precedes its value in the buffer.
+ * Fields are reported in the order they arrived, each name before its value, so these layout checks hold
+ * for every well-formed request; the framing tests send both kinds of line ends and every refusal.
+ */
+
+struct MHD_Connection;
+
+enum quire_framing_refusal {
+    QUIRE_FRAMING_OK = 0,
+    /** Two Content-Length fields with different values (RFC 9112 §6.3). */
+    QUIRE_FRAMING_DUPLICATE_CONTENT_LENGTH = 1,
+    /** A field name with whitespace (before the colon, too), a control character or another non-token
+     * byte (RFC 9110 §5.1, RFC 9112 §5.1). */
+    QUIRE_FRAMING_INVALID_FIELD_NAME = 2,
+    /** A control character, NUL included, in a field value (RFC 9110 §5.5). */
+    QUIRE_FRAMING_INVALID_FIELD_VALUE = 3,
+    /** An obsolete line folding (RFC 9112 §5.2). */
+    QUIRE_FRAMING_OBSOLETE_LINE_FOLDING = 4,
+    /** HTTP/1.1 without Host, or more than one Host (RFC 9112 §3.2). */
+    QUIRE_FRAMING_HOST = 5,
+    /** Transfer-Encoding together with Content-Length (RFC 9112 §6.1: a server may refuse; it is the
+     * classic smuggling pair, so it does). */
+    QUIRE_FRAMING_CONTENT_LENGTH_WITH_TRANSFER_ENCODING = 6,
+    /** Transfer-Encoding given twice, chunked more than once, or in an HTTP/1.0 request (RFC 9112 §6.1). */
+    QUIRE_FRAMING_INVALID_TRANSFER_ENCODING = 7,
+    /** A transfer coding the server does not implement (anything but chunked): 501 (RFC 9112 §6.1). */
+    QUIRE_FRAMING_UNKNOWN_TRANSFER_CODING = 8,
+};
+
+/**
+ * Checks the framing of the request whose headers have arrived on `connection` (call it on the access
+ * handler's first call). `http11`: the request line said HTTP/1.1. The last-reported value of the
+ * request's last field is followed by the empty line's NULs in the buffer, which the scan checks too.
+ */
+enum quire_framing_refusal quire_framing_check(struct MHD_Connection *connection, bool http11);
+
+#endif
