@@ -7,6 +7,8 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -96,6 +98,22 @@ static inline unsigned int quire_mhd_connection_count(struct MHD_Daemon *daemon)
 static inline int quire_mhd_connection_socket(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return NULL == info ? -1 : info->connect_fd;
+}
+
+/**
+ * Gives the whole memory pages inside [buffer, buffer + size) back to the kernel (`MADV_DONTNEED`): they read as
+ * zeros afterwards and take memory again only when written. For a buffer whose content no longer matters: the
+ * room libmicrohttpd lends a streaming response's reader, in the connection's memory pool, when the stream
+ * goes idle. That pool is allocated with malloc (or mmap for large pools): private anonymous memory, for which
+ * this is the same as writing zeros, lazily. Pages only partly inside the buffer are left alone. Returns the
+ * bytes released.
+ */
+static inline size_t quire_release_pages(void *buffer, size_t size) {
+    const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+    const uintptr_t start = ((uintptr_t) buffer + page - 1) & ~(page - 1);
+    const uintptr_t end = ((uintptr_t) buffer + size) & ~(page - 1);
+    if (end <= start) return 0;
+    return 0 == madvise((void *) start, end - start, MADV_DONTNEED) ? (size_t) (end - start) : 0;
 }
 
 /* Atomic access to the 64-bit words of a plain array (Swift's `Atomic` cannot live in one): the

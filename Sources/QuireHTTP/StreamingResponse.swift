@@ -139,6 +139,10 @@ public final class StreamingResponse: Sendable {
                 case .end:
                     if let end = endOfStream() { return end }
                 case .suspend(let connection):
+                    // An idle stream holds its connection's memory pool, whose free part libmicrohttpd lends this
+                    // reader as `buffer`: give those pages back while it waits (the next event writes them again).
+                    // Most of an idle stream's memory was this room, zeroed by libmicrohttpd and so resident.
+                    if capacity >= Self.releasableBytes { _ = quire_release_pages(buffer, capacity) }
                     MHD_suspend_connection(connection.pointer)
                     let resume = machine.withLock { machine in
                         let resume = machine.didSuspend()
@@ -155,6 +159,10 @@ public final class StreamingResponse: Sendable {
         }
     }
 
+    /// The least room worth a system call to give back when the stream goes idle: two pages (only whole pages
+    /// inside the room are released).
+    private static let releasableBytes = 2 * Int(sysconf(Int32(_SC_PAGESIZE)))
+
     /// Whether the client closed its side of the connection (a plain TCP end of stream is waiting).
     private static func peerHasClosed(_ connection: ConnectionHandle) -> Bool {
         let socket = quire_mhd_connection_socket(connection.pointer)
@@ -167,12 +175,13 @@ public final class StreamingResponse: Sendable {
     /// A libmicrohttpd response reading from this stream (which it retains until it frees the response).
     func makeLibmicrohttpdResponse(extra: ExtraHeaders) -> OpaquePointer {
         let context = Unmanaged.passRetained(self).toOpaque()
-        // A block of 1 KiB: libmicrohttpd allocates it with the response and keeps it for the stream's life,
-        // and an idle stream is mostly this and the connection's pool (15 KB per idle stream with 1 KiB, 18 with
-        // 4 KiB: `scripts/bench.py streams`). A larger event is read in more calls, not truncated.
+        // The block libmicrohttpd allocates (zeroed) with the response and keeps for the stream's life. Over HTTP/1.1
+        // the body is chunked and the reader writes into the connection's pool instead: the block is used only for
+        // an HTTP/1.0 client (no chunks), which then reads an event in pieces of this size. 256 bytes, not 1 KiB:
+        // an idle stream is mostly this and the connection's memory (`scripts/bench.py streams`).
         guard
             let handle = MHD_create_response_from_callback(
-                UInt64.max, 1024, streamReaderTrampoline, context, streamFreeTrampoline)
+                UInt64.max, 256, streamReaderTrampoline, context, streamFreeTrampoline)
         else {
             Unmanaged<StreamingResponse>.fromOpaque(context).release()
             fatalError("libmicrohttpd could not allocate a streaming response")
