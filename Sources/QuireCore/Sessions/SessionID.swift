@@ -59,7 +59,13 @@ public enum SessionID {
         guard bytes.count == 22 || (bytes.count >= 24 && bytes.count <= 23 + maximumInstanceLength) else {
             return false
         }
-        guard bytes.allSatisfy({ isAlphabetByte[Int($0)] }) else { return false }
+        // The table is read once, not per byte (a static's every read goes through its once-check), and the
+        // bytes as a buffer: this runs on every request that names a session.
+        let table = isAlphabetByte
+        let allInAlphabet =
+            bytes.withContiguousStorageIfAvailable { buffer in buffer.allSatisfy { table[Int($0)] } }
+            ?? bytes.allSatisfy { table[Int($0)] }
+        guard allInAlphabet else { return false }
         if bytes.count == 22 { return true }
         // `<tag>_<22>`: the tag is letters and digits only, so the first `_` or `-` must end it.
         let tagLength = bytes.count - 23
