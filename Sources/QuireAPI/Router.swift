@@ -1,3 +1,4 @@
+import Glibc
 public import Logging
 public import QuireHTTP
 import Synchronization
@@ -149,7 +150,17 @@ final class RouteNode: Sendable {
 
     /// The literal child named by `segment`, if any.
     func literal(matching segment: UnsafeBufferPointer<UInt8>) -> RouteNode? {
-        literals.first { $0.segment.count == segment.count && $0.segment.elementsEqual(segment) }?.node
+        // memcmp, not `elementsEqual`: an array against a buffer was walked element by element through
+        // their iterators (a few hundred instructions a request on session paths, callgrind).
+        for literal in literals where literal.segment.count == segment.count {
+            let equal =
+                segment.isEmpty
+                || literal.segment.withUnsafeBufferPointer {
+                    memcmp($0.baseAddress!, segment.baseAddress!, $0.count) == 0
+                }
+            if equal { return literal.node }
+        }
+        return nil
     }
 
     /// The mutable form, used while routes are added.

@@ -108,6 +108,20 @@ struct LRUTableTests {
         #expect(SessionID.isValidInstance("q1") && SessionID.isValidInstance("Z9"))
     }
 
+    @Test("a session id's random bits spread ids over the stripes as evenly as a hash, tagged or not")
+    func randomBitsSpread() {
+        for instance in [nil, "q1"] as [String?] {
+            var stripes = [Int](repeating: 0, count: 16)
+            for _ in 0..<16_000 {
+                let bits = SessionID.randomBits(SessionID.generate(instance: instance))
+                #expect((0..<64).contains(bits))
+                stripes[bits & 15] += 1
+            }
+            #expect(stripes.allSatisfy { (750...1250).contains($0) }, "\(stripes)")
+        }
+        #expect(SessionID.randomBits("") == 0 && SessionID.randomBits("x") == 0)
+    }
+
     @Test(
         "a store of 4,096 sessions and more is striped: it keeps at most its capacity, finds what it kept, evicts the stalest"
     )

@@ -43,14 +43,7 @@ public struct LRUTable<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1).
     public mutating func use(_ key: Key, now: UInt64) -> Value? {
-        guard let slot = index[key] else { return nil }
-        if isIdle(slot, now: now) {
-            _ = remove(slot: slot)
-            return nil
-        }
-        slots[slot].lastUse = max(slots[slot].lastUse, now)
-        moveToNewest(slot)
-        return slots[slot].value
+        use(key, now: now) { copy $0 }
     }
 
     /// As ``use(_:now:)``, but reads what it needs of the value in place instead of copying the value out.

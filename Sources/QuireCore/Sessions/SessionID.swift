@@ -76,4 +76,21 @@ public enum SessionID {
     }
 
     private static let isAlphabetByte: [Bool] = (0..<256).map { alphabet.contains(UInt8($0)) }
+
+    /// Six of a session id's random bits, from its next to last character (the last one carries only two), for
+    /// spreading ids without hashing them: random, so as even as a hash. Any text gives some value (a text that
+    /// is not an id then is not found where it points).
+    ///
+    /// - Complexity: O(1).
+    public static func randomBits(_ id: String) -> Int {
+        let bytes = id.utf8
+        guard bytes.count >= 2 else { return 0 }
+        return Int(alphabetValue[Int(bytes[bytes.index(bytes.endIndex, offsetBy: -2)])])
+    }
+
+    private static let alphabetValue: [UInt8] = {
+        var values = [UInt8](repeating: 0, count: 256)
+        for (value, byte) in alphabet.enumerated() { values[Int(byte)] = UInt8(value) }
+        return values
+    }()
 }

@@ -51,7 +51,8 @@ public final class SessionStore: Sendable {
     }
 
     private func stripe(of id: String) -> Stripe {
-        stripes.count == 1 ? stripes[0] : stripes[id.hashValue & (stripes.count - 1)]
+        // By the id's random bits: hashing the whole id cost as much as the stripe's own table lookup.
+        stripes.count == 1 ? stripes[0] : stripes[SessionID.randomBits(id) & (stripes.count - 1)]
     }
 
     /// Sessions evicted because the store was full, since start.
