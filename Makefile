@@ -8,7 +8,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release run cluster cluster-down test spec-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations bench-cluster clean
+.PHONY: all deps deps-bench build build-release run cluster cluster-down test spec-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
@@ -101,7 +101,7 @@ format:
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
 ## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
 ## writes and start-up).
-bench: bench-http bench-allocations bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-cluster
+bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-cluster
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -109,6 +109,11 @@ bench-http: deps-bench
 ## Heap allocations per request (a malloc interposer preloaded), next to the reference's.
 bench-allocations: deps-bench
 	scripts/bench.py allocations --seconds 3
+
+## Instructions per request (valgrind's callgrind) of the read endpoints, next to the reference's: steady where
+## requests/s move with the machine's load.
+bench-instructions: deps-bench
+	scripts/bench.py instructions --seconds 6
 
 bench-sessions: deps
 	scripts/bench.py sessions --count 100000

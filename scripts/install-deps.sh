@@ -7,7 +7,8 @@
 #                                      scripts/wire-test prometheus (its promtool lints /metrics); for
 #                                      scripts/browser-test chromium, chromium-driver and a font (fonts-dejavu-core);
 #                                      for scripts/cluster and scripts/cluster-test postgresql
-#   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey
+#   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey; valgrind and binutils (strip)
+#                                      for scripts/bench.py instructions
 #   scripts/install-deps.sh cluster    only what runs a local cluster from a built quire (scripts/cluster,
 #                                      scripts/pg-local): postgresql, nginx, curl, python3
 set -euo pipefail
@@ -15,7 +16,7 @@ set -euo pipefail
 packages=(libmicrohttpd-dev libgnutls28-dev libsqlite3-dev zlib1g-dev pkg-config curl python3 openssl nginx testssl.sh prometheus
   chromium chromium-driver fonts-dejavu-core postgresql)
 if [ "${1:-}" = "bench" ]; then
-  packages+=(wrk apache2-utils hey)
+  packages+=(wrk apache2-utils hey valgrind binutils)
 elif [ "${1:-}" = "cluster" ]; then
   packages=(postgresql nginx curl python3)
 fi
