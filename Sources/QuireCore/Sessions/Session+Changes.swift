@@ -129,7 +129,8 @@ extension Session {
         let baseIsCurrent = baseSeq == seq
         let since = base.version.version
         if change == .update && base.version.version == latest.version && baseIsCurrent {
-            // The list has not changed since the client's window: nothing to compute.
+            // The list has not changed since the client's window: nothing to compute. (QuireAPI answers this case
+            // before calling here when it prepared the answer before: `APIContext.unchangedAnswer`. Keep them alike.)
             return SessionAnswer(from: since, fromSeq: seq, content: .unchanged(current), session: self)
         }
         var expanded = base.expanded
