@@ -256,12 +256,11 @@ while let name = fuzzPending.popLast() {
         }
     }
 }
-// Quire's C targets; CFuzzer is libFuzzer's entry point, the others parse what the network sends and are
-// instrumented like the Swift modules when quire-fuzz is built for fuzzing.
-let cTargets: Set<String> = ["CFuzzer", "CQuireFraming"]
+// Quire's C that parses what the network sends: instrumented like its Swift modules when quire-fuzz is built for
+// fuzzing, through C settings. (CFuzzer, libFuzzer's entry point, is C too and is not instrumented.)
+let fuzzedCTargets: Set<String> = ["CQuireFraming"]
 if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" || Context.environment["QUIRE_FUZZ_ONLY"] == "1" {
-    for target in package.targets where fuzzTargets.contains(target.name) && cTargets.contains(target.name) {
-        guard target.name != "CFuzzer" else { continue }
+    for target in package.targets where fuzzTargets.contains(target.name) && fuzzedCTargets.contains(target.name) {
         target.cSettings =
             (target.cSettings ?? []) + [
                 .unsafeFlags(["-fsanitize=address", "-fsanitize-coverage=trace-cmp,inline-8bit-counters,pc-table"])
@@ -276,10 +275,11 @@ if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" {
     let instrumentation: [String] = [
         "-sanitize=address", "-sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table", "-DQUIRE_FUZZING",
     ]
-    // CFuzzer is C (libFuzzer's entry point): Swift settings do not apply to it. Quire's other C is instrumented
-    // through its C settings (below).
+    // CFuzzer and Quire's other C: Swift settings do not apply to them (see fuzzedCTargets above).
     for target in package.targets
-    where fuzzTargets.contains(target.name) && target.type != .system && !cTargets.contains(target.name) {
+    where fuzzTargets.contains(target.name) && target.type != .system && target.name != "CFuzzer"
+        && !fuzzedCTargets.contains(target.name)
+    {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(instrumentation)]
         if target.type == .executable {
             target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=address"])]

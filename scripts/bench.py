@@ -72,8 +72,8 @@ def request(method, url, body=None, token=None):
         return response.status, response.read()
 
 
-def wait_ready(base):
-    for _ in range(600):
+def wait_ready(base, seconds=60):
+    for _ in range(seconds * 10):
         try:
             if request("GET", base + "/readyz")[0] == 200:
                 return
@@ -307,13 +307,19 @@ def start_reference(binary, body):
         f.write(body)
     port = free_port()
     process = start([binary, str(port), body_file])
-    for _ in range(50):
+    wait_listening(port)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def wait_listening(port, seconds=5):
+    """Until something accepts connections on `port` (at most `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
+            return
         except OSError:
             time.sleep(0.1)
-    return process, f"http://127.0.0.1:{port}"
 
 
 def load(options):
@@ -907,21 +913,21 @@ def instructions(options):
     subprocess.run(["strip", "--strip-debug", "-o", quire, build()], check=True)
     reference = compile_reference()
 
-    def count(command, environment, path):
-        """Instructions per request of the server `command(port)` (with `environment(port)`), on `path`
-        (or on the path `path(base)` gives once the server is up)."""
+    def count(command, environment, path, is_quire):
+        """Instructions per request of the server whose command line is `command(port)`, run with
+        `environment(port)`, on `path` (or on the path `path(base)` gives once the server is up). Quire is
+        waited for until ready (its lists loaded), and its threads that answer no request are left out (timed
+        loops, not per request)."""
         port = free_port()
         out = os.path.join(tempfile.mkdtemp(dir=scratch), "callgrind.out")
         process = start(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
                          f"--callgrind-out-file={out}", *command(port)], env=environment(port),
                         cwd=tempfile.mkdtemp(dir=scratch))
         base = f"http://127.0.0.1:{port}"
-        for _ in range(240):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.5)
+        if is_quire:
+            wait_ready(base, seconds=240)  # under valgrind, loading takes a while
+        else:
+            wait_listening(port, seconds=60)
         url = base + (path if isinstance(path, str) else path(base))
         subprocess.run(["wrk", "-t1", "-c4", "-d1s", url], capture_output=True, timeout=60)  # warm-up
         subprocess.run(["callgrind_control", "-i", "on", str(process.pid)], capture_output=True, check=True)
@@ -936,15 +942,14 @@ def instructions(options):
         for name in os.listdir(os.path.dirname(out)):
             if not re.search(r"\.\d+-\d+$", name):
                 continue  # not the dump taken while instrumented (the one at exit counts nothing)
-            text = open(os.path.join(os.path.dirname(out), name), errors="replace").read()
+            dump = os.path.join(os.path.dirname(out), name)
+            text = open(dump, errors="replace").read()
             totals = re.search(r"^totals: (\d+)", text, re.M)
             if not totals or int(totals.group(1)) == 0:
                 continue
-            # Quire's threads that answer no request (timed loops, not per request) are left out.
-            if os.path.basename(command(port)[0]) == "quire" and "accessHandlerTrampoline" not in text:
+            if is_quire and "accessHandlerTrampoline" not in text:
                 continue
-            annotated = subprocess.run(["callgrind_annotate", os.path.join(os.path.dirname(out), name)],
-                                       capture_output=True, text=True).stdout
+            annotated = subprocess.run(["callgrind_annotate", dump], capture_output=True, text=True).stdout
             memset = sum(int(line.split()[0].replace(",", "")) for line in annotated.splitlines()
                          if "__memset" in line and line.strip()[:1].isdigit())
             total += int(totals.group(1)) - memset
@@ -958,11 +963,11 @@ def instructions(options):
     def quire_environment(port):
         return dict(os.environ, QUIRE_SERVER_PORT=str(port), QUIRE_LOG_LEVEL="warning", QUIRE_DEMO_LIVE="false")
 
-    ref, _ = count(lambda port: [reference, str(port)], lambda port: None, "/")
+    ref, _ = count(lambda port: [reference, str(port)], lambda port: None, "/", is_quire=False)
     print(f"{'endpoint':32} {'instructions/request':>21} {'the reference':>14} {'requests counted':>17}")
     for name, path in (("GET /healthz", "/healthz"), ("GET /v1/lists/demo?limit=20", "/v1/lists/demo?limit=20"),
                        ("GET changes (nothing new)", session_changes)):
-        mine, answered = count(lambda port: [quire, "serve"], quire_environment, path)
+        mine, answered = count(lambda port: [quire, "serve"], quire_environment, path, is_quire=True)
         print(f"{name:32} {mine:21,} {ref:14,} {answered:17,}")
 
 

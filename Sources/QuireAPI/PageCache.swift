@@ -29,10 +29,7 @@ final class PageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     ///
     /// - Complexity: O(1) besides `make`.
     func valueIfMade(for key: Key, make: () -> Value?) -> Value? {
-        if let cached = table.withLock({ $0.use(key, now: 0) }) {
-            hits.add(1, ordering: .relaxed)
-            return cached
-        }
+        if let cached = cachedValue(for: key) { return cached }
         misses.add(1, ordering: .relaxed)
         guard let value = make() else { return nil }
         table.withLock { table in

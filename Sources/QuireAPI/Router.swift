@@ -234,21 +234,21 @@ public final class RouterResponder: HTTPResponder {
         _ reply: Reply, of request: Request, routed: Routed, since start: ContinuousClock.Instant,
         by observer: any RequestObserver
     ) {
-        let (pattern, subject) = (routed.route, routed.subject)
+        let (route, subject) = (routed.route, routed.subject)
         switch reply {
         case .response(let response):
-            observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
+            observer.requestDidFinish(request, route: route, response: response, since: start, subject: subject)
         case .prepared(let prepared):
             observer.requestDidFinish(
-                request, route: pattern, response: prepared.response, since: start, subject: subject)
+                request, route: route, response: prepared.response, since: start, subject: subject)
         case .deferred(let pending):
             pending.whenResolved { response in
-                observer.requestDidFinish(request, route: pattern, response: response, since: start, subject: subject)
+                observer.requestDidFinish(request, route: route, response: response, since: start, subject: subject)
             }
         case .stream(let stream):
             // Logged when it starts: a stream lasts as long as its client stays.
             observer.requestDidFinish(
-                request, route: pattern, response: Response(status: stream.status, headers: stream.headers),
+                request, route: route, response: Response(status: stream.status, headers: stream.headers),
                 since: start, subject: subject)
         }
     }

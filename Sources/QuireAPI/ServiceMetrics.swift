@@ -4,8 +4,8 @@ import QuireCore
 import QuireHTTP
 import Synchronization
 
-/// One series of `quire_http_requests_total` and its route's latency histogram, made once, kept for the process's
-/// life (the registry holds them too).
+/// One series of `quire_http_requests_total` and its route's latency histogram, kept by its route (the registry
+/// holds the collectors too).
 final class RequestSeries: Sendable {
     let method: String
     let status: Int
@@ -33,19 +33,8 @@ final class RequestSeries: Sendable {
 /// `promtool check metrics` finds nothing to say.
 final class ServiceMetrics: RequestObserver {
     let registry = PrometheusCollectorRegistry()
-    /// Every request series made, for the registry's sake one per key; each route keeps the ones it was
-    /// answered with (``RouteLabel/series``), where a request finds its own without hashing.
-    private let requests = Mutex<[RequestKey: RequestSeries]>([:])
-
-    /// A request's series: its method is one of ``methodLabels`` (any other is `OTHER`), so that a client cannot
-    /// make series without end by inventing methods; its route is a template or `unmatched`.
-    private struct RequestKey: Hashable {
-        let method: String
-        let route: String
-        let status: Int
-    }
-
-    /// The methods counted by name in `quire_http_requests_total`; any other is counted as `OTHER`.
+    /// The methods counted by name in `quire_http_requests_total`; any other is counted as `OTHER`, so that a client
+    /// cannot make series without end by inventing methods.
     static let methodLabels = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
     /// The method label of `method`: the shared string of a known method, else `OTHER`.
@@ -206,9 +195,7 @@ final class ServiceMetrics: RequestObserver {
         let elapsed = ContinuousClock.now - start
         let status = response.status
         let method = Self.methodLabel(request.method)
-        // Method labels are the shared strings of `methodLabels`: comparing them compares two words.
-        let known = route.series.withLock { series in series.first { $0.status == status && $0.method == method } }
-        let series = known ?? self.series(route, method: method, status: status)
+        let series = series(route, method: method, status: status)
         series.count.increment()
         series.latency.record(elapsed)
         accessLog?.record(
@@ -217,11 +204,12 @@ final class ServiceMetrics: RequestObserver {
                 bytes: response.body.count, requestID: request.requestID, subject: subject))
     }
 
-    /// The series of a route, method and status, made on its first request and then kept by the route too.
+    /// The series of a route, method and status, kept by the route: found without hashing (method labels are the
+    /// shared strings of `methodLabels`, so comparing two compares two words), made on the route's first request
+    /// with that method and status. The registry returns the collectors it already has for the same labels.
     private func series(_ route: RouteLabel, method: String, status: Int) -> RequestSeries {
-        let key = RequestKey(method: method, route: route.pattern, status: status)
-        let series = requests.withLock { metrics in
-            if let known = metrics[key] { return known }
+        route.series.withLock { known in
+            if let series = known.first(where: { $0.status == status && $0.method == method }) { return series }
             let made = RequestSeries(
                 method: method, status: status,
                 count: registry.makeCounter(
@@ -232,13 +220,9 @@ final class ServiceMetrics: RequestObserver {
                     descriptor: Self.name(
                         "quire_http_request_duration_seconds", "Time to answer a request, by route, in seconds."),
                     labels: [("route", route.pattern)], buckets: Self.seconds))
-            metrics[key] = made
+            known.append(made)
             return made
         }
-        route.series.withLock { known in
-            if !known.contains(where: { $0 === series }) { known.append(series) }
-        }
-        return series
     }
 
     /// The exposition text, with the state gauges brought up to date.

@@ -12,12 +12,12 @@ struct UnchangedAnswerKey: Hashable, Sendable {
     let seq: UInt64
     let version: UInt64
 
-    /// The key of `reply`, or `nil` when `reply` is not a "nothing new" answer from the session's current
-    /// window (those differ from one request to the next, or are sent once).
     init(session: String, seq: UInt64, version: UInt64) {
         (self.session, self.seq, self.version) = (session, seq, version)
     }
 
+    /// The key of `reply`, or `nil` when `reply` is not a "nothing new" answer from the session's current
+    /// window (those differ from one request to the next, or are sent once).
     init?(_ reply: SessionReply) {
         let answer = reply.answer
         guard case .unchanged = answer.content, answer.fromSeq == answer.seq else { return nil }

@@ -198,8 +198,6 @@ public final class TokenVerifier: Sendable {
     }
 }
 
-/// The claims Quire reads. jwt-kit's own `verify(using:)` path is not used (``TokenVerifier`` checks
-/// the claims synchronously); it refuses, so that this payload can never pass unchecked through it.
 /// A token as the cache's key, compared byte for byte. A `Substring` key hashed and compared by Unicode
 /// canonical equivalence, scalar by scalar, over the whole token on every request (a token is ASCII: bytes
 /// are what identify it). The hash reads the length and the last 16 bytes, the signature's end, which
@@ -238,6 +236,8 @@ struct TokenKey: Hashable {
     }
 }
 
+/// The claims Quire reads. jwt-kit's own `verify(using:)` path is not used (``TokenVerifier`` checks
+/// the claims synchronously); it refuses, so that this payload can never pass unchecked through it.
 struct TokenClaims: JWTPayload {
     var sub: SubjectClaim?
     var exp: ExpirationClaim?

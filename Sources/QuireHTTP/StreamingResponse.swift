@@ -142,7 +142,7 @@ public final class StreamingResponse: Sendable {
                     // An idle stream holds its connection's memory pool, whose free part libmicrohttpd lends this
                     // reader as `buffer`: give those pages back while it waits (the next event writes them again).
                     // Most of an idle stream's memory was this room, zeroed by libmicrohttpd and so resident.
-                    if capacity >= Self.releasableBytes { _ = quire_release_pages(buffer, capacity) }
+                    _ = quire_release_pages(buffer, capacity)  // no system call when no whole page is inside
                     MHD_suspend_connection(connection.pointer)
                     let resume = machine.withLock { machine in
                         let resume = machine.didSuspend()
@@ -158,10 +158,6 @@ public final class StreamingResponse: Sendable {
             }
         }
     }
-
-    /// The least room worth a system call to give back when the stream goes idle: two pages (only whole pages
-    /// inside the room are released).
-    private static let releasableBytes = 2 * Int(sysconf(Int32(_SC_PAGESIZE)))
 
     /// Whether the client closed its side of the connection (a plain TCP end of stream is waiting).
     private static func peerHasClosed(_ connection: ConnectionHandle) -> Bool {
