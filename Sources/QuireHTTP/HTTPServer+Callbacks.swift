@@ -123,7 +123,10 @@ func connectionNotifyTrampoline(
             if let connection { server.deadlines.finished(socket: quire_mhd_connection_socket(connection)) }
             if let held = socketContext?.pointee {
                 socketContext?.pointee = nil
-                Unmanaged<TLSCredentials>.fromOpaque(held).release()
+                let state = held.assumingMemoryBound(to: quire_tls_connection.self)
+                if let credentials = quire_tls_connection_free(state) {
+                    Unmanaged<TLSCredentials>.fromOpaque(credentials).release()
+                }
             }
             server.openConnections.closed()
         default:
@@ -150,15 +153,24 @@ extension FramingRefusal {
 }
 
 extension HTTPServer {
-    /// Gives a new TLS connection the current credentials (retained in its slot until it closes) and the
-    /// session-ticket key. A connection that cannot be prepared is refused at its handshake (the daemon's
-    /// own certificate callback refuses), never served another certificate.
+    /// Gives a new TLS connection the current credentials (retained by the connection's state in its slot,
+    /// `quire_tls_connection`, until it closes) and the session-ticket key. A connection that cannot be
+    /// prepared is refused at its handshake (the daemon's own certificate callback refuses), never served
+    /// another certificate.
     fileprivate func prepareTLS(_ connection: OpaquePointer, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         guard servesTLS else { return }  // plain HTTP: no lock taken per connection
         guard let (credentials, ticketKey) = tlsState.withLock({ $0.map { ($0.credentials, $0.ticketKey) } }) else {
             return
         }
-        slot.pointee = Unmanaged.passRetained(credentials).toOpaque()
+        let retained = Unmanaged.passRetained(credentials).toOpaque()
+        guard let state = quire_tls_connection_new(retained) else {
+            Unmanaged<TLSCredentials>.fromOpaque(retained).release()
+            libmicrohttpdLogTrampoline(
+                context: Unmanaged.passUnretained(self).toOpaque(),
+                message: "cannot prepare a TLS connection: no memory")
+            return
+        }
+        slot.pointee = UnsafeMutableRawPointer(state)
         let result = quire_tls_prepare_connection(connection, credentials.pointer, ticketKey?.pointer)
         if result < 0 {
             libmicrohttpdLogTrampoline(
