@@ -31,10 +31,9 @@ enum RequestInput {
             throw Problem(.invalidJSON, detail: "The request needs a JSON body.")
         }
         let contentType = request.headers["Content-Type"] ?? ""
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimming(" \t").lowercased()
-        }
-        guard mediaType == "application/json" else {
+        // The type nearly every client sends, as sent, answers without splitting (which cost more than parsing
+        // a small body: callgrind).
+        guard contentType == "application/json" || Self.mediaType(of: contentType) == "application/json" else {
             throw Problem(
                 .unsupportedMediaType,
                 detail: "The body must be application/json, not \(contentType.isEmpty ? "untyped" : contentType).")
@@ -44,6 +43,11 @@ enum RequestInput {
         } catch {
             throw Problem(.invalidJSON, detail: error.description, extensions: [.init("offset", .int(error.offset))])
         }
+    }
+
+    /// The media type of a `Content-Type` value, without its parameters, in lower case.
+    private static func mediaType(of contentType: String) -> String? {
+        contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimming(" \t").lowercased() }
     }
 
     /// An integer query parameter within `range`, or `defaultValue` when absent.

@@ -20,13 +20,16 @@ enum ResponseBodies {
     static func sessionPageParts(_ session: Session, window: Window, page: SharedBody?) -> [BodyPart] {
         var out: [UInt8] = []
         out.reserveCapacity(96)
-        out.append(contentsOf: #"{"session":"#.utf8)
+        out.appendLiteral(#"{"session":"#)
         JSONWriter.writeString(session.id, into: &out)
-        out.append(contentsOf: #","seq":"#.utf8)
+        out.appendLiteral(#","seq":"#)
         JSONWriter.writeInteger(session.seq, into: &out)
-        out.append(contentsOf: #","format":""#.utf8)
-        out.append(contentsOf: session.format.rawValue.utf8)
-        out.append(contentsOf: #"","#.utf8)
+        out.appendLiteral(#","format":""#)
+        switch session.format {
+        case .batch: out.appendLiteral("batch")
+        case .sequential: out.appendLiteral("sequential")
+        }
+        out.appendLiteral(#"","#)
         guard let page else {
             return [.bytes(out + sessionPageContent(list: session.list, window: window))]
         }
@@ -62,24 +65,28 @@ enum ResponseBodies {
         let window = answer.window
         let shared = answer.shared?.encoded { content in
             var out: [UInt8] = []
+            out.reserveCapacity(4096)  // a page of changes: grown from empty, it was copied five or six times
             writeContent(content, list: session.list, format: session.format, into: &out)
             return SharedBody(out)
         }
         var out: [UInt8] = []
         out.reserveCapacity(shared == nil ? 512 : 160)  // an answer with nothing new is about 300 bytes
-        out.append(contentsOf: #"{"session":"#.utf8)
+        out.appendLiteral(#"{"session":"#)
         JSONWriter.writeString(session.id, into: &out)
-        out.append(contentsOf: #","seq":"#.utf8)
+        out.appendLiteral(#","seq":"#)
         JSONWriter.writeInteger(answer.seq, into: &out)
-        out.append(contentsOf: #","fromSeq":"#.utf8)
+        out.appendLiteral(#","fromSeq":"#)
         JSONWriter.writeInteger(answer.fromSeq, into: &out)
-        out.append(contentsOf: #","from":"#.utf8)
+        out.appendLiteral(#","from":"#)
         JSONWriter.writeInteger(answer.from, into: &out)
-        out.append(contentsOf: #","version":"#.utf8)
+        out.appendLiteral(#","version":"#)
         JSONWriter.writeInteger(window.version.version, into: &out)
-        out.append(contentsOf: #","format":""#.utf8)
-        out.append(contentsOf: session.format.rawValue.utf8)
-        out.append(contentsOf: #"","#.utf8)
+        out.appendLiteral(#","format":""#)
+        switch session.format {
+        case .batch: out.appendLiteral("batch")
+        case .sequential: out.appendLiteral("sequential")
+        }
+        out.appendLiteral(#"","#)
         var parts: [BodyPart] = []
         if let shared {
             parts = [.bytes(out), .shared(shared)]
@@ -87,13 +94,13 @@ enum ResponseBodies {
         } else {
             writeContent(answer.content, list: session.list, format: session.format, into: &out)
         }
-        out.append(contentsOf: #","page":{"hasPrev":"#.utf8)
-        out.append(contentsOf: (window.hasPrev ? "true" : "false").utf8)
-        out.append(contentsOf: #","hasNext":"#.utf8)
-        out.append(contentsOf: (window.hasNext ? "true" : "false").utf8)
-        out.append(contentsOf: #","total":"#.utf8)
+        out.appendLiteral(#","page":{"hasPrev":"#)
+        if window.hasPrev { out.appendLiteral("true") } else { out.appendLiteral("false") }
+        out.appendLiteral(#","hasNext":"#)
+        if window.hasNext { out.appendLiteral("true") } else { out.appendLiteral("false") }
+        out.appendLiteral(#","total":"#)
         JSONWriter.writeInteger(window.total, into: &out)
-        out.append(contentsOf: "}}".utf8)
+        out.appendLiteral("}}")
         parts.append(.bytes(out))
         return parts
     }
@@ -104,19 +111,19 @@ enum ResponseBodies {
     ) {
         switch content {
         case .changes(let changes):
-            out.append(contentsOf: #""changes":"#.utf8)
+            out.appendLiteral(#""changes":"#)
             switch format {
             case .batch: changes.encodeBatch(into: &out)
             case .sequential: changes.encodeSequential(into: &out)
             }
         case .unchanged(let window):
-            out.append(contentsOf: #""changes":"#.utf8)
+            out.appendLiteral(#""changes":"#)
             switch format {
             case .batch: writeEmptyBatch(counts: window.sectionCounts, into: &out)
-            case .sequential: out.append(contentsOf: "[]".utf8)
+            case .sequential: out.appendLiteral("[]")
             }
         case .reset(let window):
-            out.append(contentsOf: #""reset":{"#.utf8)
+            out.appendLiteral(#""reset":{"#)
             writeWindowPageMembers(list: list, window: window, into: &out)
             out.append(UInt8(ascii: "}"))
         }
@@ -126,19 +133,19 @@ enum ResponseBodies {
     static func writeEmptyBatch(counts: [Int], into out: inout [UInt8]) {
         out.append(
             contentsOf: #"{"deleteSections":[],"insertSections":[],"moveSections":[],"deleteItems":[],"#.utf8)
-        out.append(contentsOf: #""insertItems":[],"moveItems":[],"counts":["#.utf8)
+        out.appendLiteral(#""insertItems":[],"moveItems":[],"counts":["#)
         for (index, count) in counts.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             JSONWriter.writeInteger(count, into: &out)
         }
-        out.append(contentsOf: #"],"updateItems":[],"updateSections":[]}"#.utf8)
+        out.appendLiteral(#"],"updateItems":[],"updateSections":[]}"#)
     }
 
     /// `{"list":…,"version":…}`, the answer of a write.
     static func writeResult(list: String, version: UInt64) -> [UInt8] {
         var out: [UInt8] = Array(#"{"list":"#.utf8)
         JSONWriter.writeString(list, into: &out)
-        out.append(contentsOf: #","version":"#.utf8)
+        out.appendLiteral(#","version":"#)
         JSONWriter.writeInteger(version, into: &out)
         out.append(UInt8(ascii: "}"))
         return out
@@ -149,17 +156,17 @@ enum ResponseBodies {
         var out: [UInt8] = Array(#"{"lists":["#.utf8)
         for (index, summary) in summaries.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: #"{"list":"#.utf8)
+            out.appendLiteral(#"{"list":"#)
             JSONWriter.writeString(summary.name, into: &out)
-            out.append(contentsOf: #","version":"#.utf8)
+            out.appendLiteral(#","version":"#)
             JSONWriter.writeInteger(summary.version, into: &out)
-            out.append(contentsOf: #","sections":"#.utf8)
+            out.appendLiteral(#","sections":"#)
             JSONWriter.writeInteger(summary.sections, into: &out)
-            out.append(contentsOf: #","items":"#.utf8)
+            out.appendLiteral(#","items":"#)
             JSONWriter.writeInteger(summary.items, into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: "]}".utf8)
+        out.appendLiteral("]}")
         return out
     }
 
@@ -168,21 +175,21 @@ enum ResponseBodies {
     private static func writeWindowPageMembers(
         list: String, window: Window, previous: String? = nil, next: String? = nil, into out: inout [UInt8]
     ) {
-        out.append(contentsOf: #""list":"#.utf8)
+        out.appendLiteral(#""list":"#)
         JSONWriter.writeString(list, into: &out)
-        out.append(contentsOf: #","version":"#.utf8)
+        out.appendLiteral(#","version":"#)
         JSONWriter.writeInteger(window.version, into: &out)
-        out.append(contentsOf: #","sections":"#.utf8)
+        out.appendLiteral(#","sections":"#)
         window.encodeSections(into: &out)
-        out.append(contentsOf: #","page":{"hasPrev":"#.utf8)
-        out.append(contentsOf: (window.hasPrev ? "true" : "false").utf8)
-        out.append(contentsOf: #","hasNext":"#.utf8)
-        out.append(contentsOf: (window.hasNext ? "true" : "false").utf8)
-        out.append(contentsOf: #","prev":"#.utf8)
+        out.appendLiteral(#","page":{"hasPrev":"#)
+        if window.hasPrev { out.appendLiteral("true") } else { out.appendLiteral("false") }
+        out.appendLiteral(#","hasNext":"#)
+        if window.hasNext { out.appendLiteral("true") } else { out.appendLiteral("false") }
+        out.appendLiteral(#","prev":"#)
         writeOptionalString(previous, into: &out)
-        out.append(contentsOf: #","next":"#.utf8)
+        out.appendLiteral(#","next":"#)
         writeOptionalString(next, into: &out)
-        out.append(contentsOf: #","total":"#.utf8)
+        out.appendLiteral(#","total":"#)
         JSONWriter.writeInteger(window.total, into: &out)
         out.append(UInt8(ascii: "}"))
     }
@@ -191,7 +198,7 @@ enum ResponseBodies {
         if let value {
             JSONWriter.writeString(value, into: &out)
         } else {
-            out.append(contentsOf: "null".utf8)
+            out.appendLiteral("null")
         }
     }
 }

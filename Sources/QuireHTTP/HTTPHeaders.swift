@@ -66,23 +66,30 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// ASCII case-insensitive comparison, without allocating.
+    ///
+    /// Over the strings' contiguous UTF-8 (every native string has it, a short one on the stack): the
+    /// UTF-8 views' iterators cost several hundred instructions per comparison, about 2% of a request that
+    /// looks up a few fields (callgrind).
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
         // Most names differ in length: that answer costs nothing (a native string knows its UTF-8 count).
         guard lhs.utf8.count == rhs.utf8.count else { return false }
-        var left = lhs.utf8.makeIterator()
-        var right = rhs.utf8.makeIterator()
-        while true {
-            switch (left.next(), right.next()) {
-            case (nil, nil):
-                return true
-            case (let a?, let b?):
-                if a == b { continue }
-                if a | 0x20 != b | 0x20 { return false }
-                let lower = a | 0x20
-                if lower < UInt8(ascii: "a") || lower > UInt8(ascii: "z") { return false }
-            default:
-                return false
-            }
+        let contiguous = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in bytesMatch(left, right) }
         }
+        if let answer = contiguous ?? nil { return answer }
+        return bytesMatch(Array(lhs.utf8), Array(rhs.utf8))  // a bridged string: not on a request's path
+    }
+
+    /// Whether two byte sequences of equal length are equal but for the case of ASCII letters.
+    private static func bytesMatch<Bytes: RandomAccessCollection<UInt8>>(_ left: Bytes, _ right: Bytes) -> Bool
+    where Bytes.Index == Int {
+        for index in left.indices {
+            let a = left[index]
+            let b = right[index]
+            if a == b { continue }
+            let lower = a | 0x20
+            guard lower == b | 0x20, lower >= UInt8(ascii: "a"), lower <= UInt8(ascii: "z") else { return false }
+        }
+        return true
     }
 }

@@ -38,6 +38,16 @@ struct SessionTests {
         for bad in [["limit": 0], ["format": "xml"], ["expanded": "x"], ["unknown": 1]] as [[String: Any]] {
             #expect(try api.call("POST", "/v1/lists/l/sessions", json: bad).problemSlug() == "invalid-request")
         }
+        // Of several unknown members, the first in byte order is named, whatever the body's order.
+        let unknown = try api.call("POST", "/v1/lists/l/sessions", json: ["zeta": 1, "limit": 4, "beta": 2, "Z": 3])
+        #expect(try unknown.problemSlug() == "invalid-request")
+        #expect(try unknown.object()["detail"] as? String == "Unknown member Z.")
+        // A media type with parameters and in any case is still JSON; another one is not.
+        for (type, status) in [("Application/JSON; charset=utf-8", 201), ("application/jsonx", 415)] {
+            let typed = try api.server.connect(timeoutSeconds: 60).request(
+                "POST", "/v1/lists/l/sessions", headers: [("Content-Type", type)], body: Array(#"{"limit":4}"#.utf8))
+            #expect(typed.status == status, "\(type): \(typed.text)")
+        }
     }
 
     @Test(

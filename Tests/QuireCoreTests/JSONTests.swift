@@ -53,6 +53,29 @@ struct JSONTests {
         #expect(JSONValue.int(Int64.min).description == "-9223372036854775808")
     }
 
+    @Test(
+        "strings are written whole when nothing needs escaping, and escaped byte by byte otherwise",
+        arguments: [
+            ("", #""""#), ("id", #""id""#), ("Rb6J2y76SeC4nGwwfVHiIg", #""Rb6J2y76SeC4nGwwfVHiIg""#),
+            ("café ☕ 😀 and a long tail", #""café ☕ 😀 and a long tail""#),
+            ("a long string that ends in a quote\"", #""a long string that ends in a quote\"""#),
+            ("tab\there", #""tab\there""#), ("\u{7F}del", "\"\u{7F}del\""), ("back\\slash", #""back\\slash""#),
+            ("\u{1F}", #""\u001f""#),
+        ])
+    func writesStrings(text: String, written: String) throws {
+        var out: [UInt8] = []
+        JSONWriter.writeString(text, into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == written)
+        #expect(try parser.parse(out) == .string(text))
+    }
+
+    @Test(arguments: [0, 7, 9, 10, 42, 99, 100, 12_345, -1, -42, Int.max, Int.min])
+    func writesIntegers(number: Int) {
+        var out: [UInt8] = []
+        JSONWriter.writeInteger(number, into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == String(number))
+    }
+
     @Test func writerOutputParsesBackToTheSameValue() throws {
         var random = SeededGenerator(seed: 42)
         for _ in 0..<500 {

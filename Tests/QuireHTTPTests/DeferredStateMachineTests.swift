@@ -72,6 +72,18 @@ struct HTTPHeadersTests {
         #expect(headers["Content-Typf"] == nil)
         #expect(headers["Content-Typ"] == nil)
         #expect(!HTTPHeaders.namesMatch("a-b", "a\u{0D}b"))
+        // Bytes that differ by the case bit but are not letters stay different; long names and non-ASCII too.
+        #expect(!HTTPHeaders.namesMatch("a[b", "a{b"))
+        #expect(!HTTPHeaders.namesMatch("@", "`"))
+        #expect(!HTTPHeaders.namesMatch("é", "É"))
+        #expect(HTTPHeaders.namesMatch("é-Name", "é-nAME"))
+        #expect(
+            HTTPHeaders.namesMatch("X-A-Long-Header-Name-Past-Fifteen-Bytes", "x-a-long-header-name-past-fifteen-bytes")
+        )
+        #expect(
+            !HTTPHeaders.namesMatch(
+                "X-A-Long-Header-Name-Past-Fifteen-Bytes", "x-a-long-header-name-past-fifteen-byteS "))
+        #expect(HTTPHeaders.namesMatch("", ""))
         headers.replace("X-A", with: "3")
         #expect(headers.values(for: "x-a") == ["3"])
         headers.remove("x-a")

@@ -3,7 +3,7 @@ extension Array where Element == UInt8 {
     ///
     /// - Complexity: O(*n*) in the literal's length.
     @inline(__always)
-    mutating func appendLiteral(_ literal: StaticString) {
+    public mutating func appendLiteral(_ literal: StaticString) {
         append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 }

@@ -69,7 +69,11 @@ public final class ListRegistry: Sendable {
     /// The number of the current version of a list, without copying the version out (its copy retains and
     /// releases each of its tables): for a read that is answered from a cache keyed by the number.
     public func versionNumber(of name: String) -> UInt64? {
-        current.withLock { $0[name]?.version }
+        current.withLock { lists in
+            // Through the index: `lists[name]?.version` copied the whole version out first.
+            guard let index = lists.index(forKey: name) else { return nil }
+            return lists.values[index].version
+        }
     }
 
     /// Every list, sorted by name (byte order).
