@@ -131,8 +131,7 @@ enum ResponseBodies {
 
     /// A batch that changes nothing, with the window's `counts`.
     static func writeEmptyBatch(counts: [Int], into out: inout [UInt8]) {
-        out.append(
-            contentsOf: #"{"deleteSections":[],"insertSections":[],"moveSections":[],"deleteItems":[],"#.utf8)
+        out.appendLiteral(#"{"deleteSections":[],"insertSections":[],"moveSections":[],"deleteItems":[],"#)
         out.appendLiteral(#""insertItems":[],"moveItems":[],"counts":["#)
         for (index, count) in counts.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }

@@ -390,6 +390,8 @@ public final class RouteLabel: Sendable {
     public let pattern: String
     /// The metrics' series of this route, by method and status: a handful (see ``ServiceMetrics``).
     let series = Mutex<[RequestSeries]>([])
+    /// The route's request durations (see ``ServiceMetrics``).
+    let latency = RouteLatency()
 
     init(_ pattern: String) {
         self.pattern = pattern

@@ -4,19 +4,16 @@ import QuireCore
 import QuireHTTP
 import Synchronization
 
-/// One series of `quire_http_requests_total` and its route's latency histogram, kept by its route (the registry
-/// holds the collectors too).
+/// One series of `quire_http_requests_total`, kept by its route (the registry holds the collector too).
 final class RequestSeries: Sendable {
     let method: String
     let status: Int
     let count: Counter
-    let latency: DurationHistogram
 
-    init(method: String, status: Int, count: Counter, latency: DurationHistogram) {
+    init(method: String, status: Int, count: Counter) {
         self.method = method
         self.status = status
         self.count = count
-        self.latency = latency
     }
 }
 
@@ -30,7 +27,8 @@ final class RequestSeries: Sendable {
 ///
 /// Every family is made here, through swift-prometheus's registry with its `# HELP` text and a name in
 /// Prometheus's conventions (base units, `_seconds`, `_bytes`, counters ending in `_total`), so that
-/// `promtool check metrics` finds nothing to say.
+/// `promtool check metrics` finds nothing to say; but for the routes' latency histogram, recorded on every
+/// request's path by ``RouteLatency`` and written after the registry's families in the same text.
 final class ServiceMetrics: RequestObserver {
     let registry = PrometheusCollectorRegistry()
     /// The methods counted by name in `quire_http_requests_total`; any other is counted as `OTHER`, so that a client
@@ -90,9 +88,12 @@ final class ServiceMetrics: RequestObserver {
     private let conflicts: Counter
     private let reloads: Counter
 
-    private static let seconds: [Duration] = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60].map {
-        .nanoseconds(Int64($0 * 1e9))
-    }
+    private static let seconds = RouteLatency.bounds
+    /// The routes' latency family, written by ``RouteLatency`` beside the registry's families.
+    private static let latencyName = "quire_http_request_duration_seconds"
+    private static let latencyHelp = "Time to answer a request, by route, in seconds."
+    /// The routes with a latency series (requested at least once), in the order they were first requested.
+    private let observedRoutes = Mutex<[RouteLabel]>([])
 
     /// A family's name (its unit already in it) and `# HELP` text.
     private static func name(_ name: String, _ help: String) -> MetricNameDescriptor {
@@ -197,7 +198,8 @@ final class ServiceMetrics: RequestObserver {
         let method = Self.methodLabel(request.method)
         let series = series(route, method: method, status: status)
         series.count.increment()
-        series.latency.record(elapsed)
+        route.latency.record(elapsed)
+        if !route.latency.isObserved.load(ordering: .relaxed) { announce(route) }
         accessLog?.record(
             AccessRecord(
                 method: request.method, route: route.pattern, status: status, elapsed: elapsed,
@@ -215,13 +217,18 @@ final class ServiceMetrics: RequestObserver {
                 count: registry.makeCounter(
                     descriptor: Self.name(
                         "quire_http_requests_total", "Requests answered, by method, route and status."),
-                    labels: [("method", method), ("route", route.pattern), ("status", String(status))]),
-                latency: registry.makeDurationHistogram(
-                    descriptor: Self.name(
-                        "quire_http_request_duration_seconds", "Time to answer a request, by route, in seconds."),
-                    labels: [("route", route.pattern)], buckets: Self.seconds))
+                    labels: [("method", method), ("route", route.pattern), ("status", String(status))]))
             known.append(made)
             return made
+        }
+    }
+
+    /// Writes `route`'s latency series from now on (its first request).
+    private func announce(_ route: RouteLabel) {
+        observedRoutes.withLock { routes in
+            guard !route.latency.isObserved.load(ordering: .relaxed) else { return }
+            route.latency.isObserved.store(true, ordering: .relaxed)
+            routes.append(route)
         }
     }
 
@@ -277,7 +284,16 @@ final class ServiceMetrics: RequestObserver {
             let delta = count - before.framingRefusals[reason, default: 0]
             if delta > 0 { framingRefusals[reason]?.increment(by: Int64(delta)) }
         }
-        return registry.emitToBuffer()
+        var text = registry.emitToBuffer()
+        let routes = observedRoutes.withLock { $0 }
+        if !routes.isEmpty {
+            text.append(contentsOf: "# HELP \(Self.latencyName) \(Self.latencyHelp)\n".utf8)
+            text.append(contentsOf: "# TYPE \(Self.latencyName) histogram\n".utf8)
+            for route in routes.sorted(by: { $0.pattern < $1.pattern }) {
+                route.latency.write(name: Self.latencyName, route: route.pattern, into: &text)
+            }
+        }
+        return text
     }
 }
 

@@ -65,6 +65,30 @@ struct ObservabilityTests {
         #expect(text.contains("quire_http_requests_cut_total 0"))
     }
 
+    @Test(
+        "a route's latency histogram: `le` inclusive, counts cumulative, +Inf, sum and count as the registry writes them"
+    )
+    func routeLatencyHistogram() {
+        let latency = RouteLatency()
+        for elapsed: Duration in [
+            .microseconds(50), .microseconds(100), .microseconds(101), .milliseconds(2), .seconds(90),
+        ] {
+            latency.record(elapsed)
+        }
+        var out: [UInt8] = []
+        latency.write(name: "h", route: #"/a"b\c"#, into: &out)
+        let lines = String(decoding: out, as: UTF8.self).split(separator: "\n").map(String.init)
+        let label = #"route="/a\"b\\c""#
+        #expect(lines.count == 15)
+        #expect(lines[0] == #"h_bucket{\#(label),le="0.0001"} 2"#)  // 50 µs, and 100 µs on the bound
+        #expect(lines[1] == #"h_bucket{\#(label),le="0.0005"} 3"#)
+        #expect(lines[3] == #"h_bucket{\#(label),le="0.005"} 4"#)
+        #expect(lines[11] == #"h_bucket{\#(label),le="60.0"} 4"#)
+        #expect(lines[12] == #"h_bucket{\#(label),le="+Inf"} 5"#)
+        #expect(lines[13] == #"h_sum{\#(label)} 90.002251"#)
+        #expect(lines[14] == #"h_count{\#(label)} 5"#)
+    }
+
     @Test("/metrics counts connections refused past the per-IP limit")
     func refusedConnections() throws {
         let api = try APIFixture { $0.http.perIPConnectionLimit = 2 }
