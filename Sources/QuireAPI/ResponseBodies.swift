@@ -63,7 +63,9 @@ enum ResponseBodies {
     static func answerParts(_ answer: SessionAnswer) -> [BodyPart] {
         let session = answer.session
         let window = answer.window
-        let shared = answer.shared?.encoded { content in
+        // The bytes of the content, encoded once for every session given the same answer (the result type named:
+        // inferred through the optional chain it was `SharedBody?`, and nothing was ever shared).
+        let shared = answer.shared?.encoded { content -> SharedBody in
             var out: [UInt8] = []
             out.reserveCapacity(4096)  // a page of changes: grown from empty, it was copied five or six times
             writeContent(content, list: session.list, format: session.format, into: &out)

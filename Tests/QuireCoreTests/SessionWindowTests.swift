@@ -1,5 +1,6 @@
-import QuireCore
 import Testing
+
+@testable import QuireCore
 
 @Suite("Session windows")
 struct SessionWindowTests {
@@ -31,5 +32,42 @@ struct SessionWindowTests {
         #expect(expanded.itemIDs == ["a", "p", "c1", "c2", "b"])
         let changes = window.changes(to: expanded)
         #expect(changes.insertedItemCount == 2 && changes.operationCount == 2)
+    }
+}
+
+@Suite("Shared answers")
+struct SharedAnswerTests {
+    final class Encoded: Sendable {}
+
+    /// Every session given the same answer gets the same encoding: made by the first caller only, whatever the
+    /// encoding's type, an optional one included (nothing kept must not read as a kept `nil`).
+    @Test func encodesOnceForEveryCaller() throws {
+        let version = try makeVersion([("s", ["a", "b", "c"])])
+        let window = SessionWindow(version.firstPage(limit: 2), of: version)
+        let shared = SharedAnswer(content: .unchanged(window), window: window, isIncremental: true)
+        var encodings = 0
+        let first = shared.encoded { _ -> Encoded in
+            encodings += 1
+            return Encoded()
+        }
+        for _ in 0..<3 {
+            #expect(
+                shared.encoded { _ -> Encoded in
+                    encodings += 1
+                    return Encoded()
+                } === first)
+        }
+        #expect(encodings == 1)
+
+        let another = SharedAnswer(content: .unchanged(window), window: window, isIncremental: true)
+        var optionalEncodings = 0
+        for _ in 0..<3 {
+            let made: Encoded? = another.encoded { _ -> Encoded? in
+                optionalEncodings += 1
+                return Encoded()
+            }
+            #expect(made != nil)
+        }
+        #expect(optionalEncodings == 1)
     }
 }

@@ -24,10 +24,12 @@ public final class SharedAnswer: Sendable {
     ///
     /// Two first callers may both encode (the result is the same); neither waits for the other.
     public func encoded<Encoding: Sendable>(_ encode: (SessionAnswer.Content) -> Encoding) -> Encoding {
-        if let kept = encoding.withLock({ $0 }) as? Encoding { return kept }
+        // Unwrapped before the cast: for an optional `Encoding`, nothing kept (`nil`) cast to it would succeed
+        // as a kept `nil`, and no caller would ever encode.
+        if let kept = encoding.withLock({ $0 }), let typed = kept as? Encoding { return typed }
         let made = encode(content)
         return encoding.withLock { kept in
-            if let earlier = kept as? Encoding { return earlier }
+            if let earlier = kept, let typed = earlier as? Encoding { return typed }
             kept = made
             return made
         }
