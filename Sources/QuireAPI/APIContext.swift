@@ -11,6 +11,8 @@ final class APIContext: Sendable {
     let sessions: SessionStore
     /// Answers shared by the sessions that hold the same window.
     let sharedAnswers = SharedAnswers()
+    /// Where the write routes run (off libmicrohttpd's threads).
+    let storeWrites = StoreWrites()
     let longPolls: LongPolls
     /// Open event streams (API.md §4c), one per session.
     let streams: EventStreams
@@ -64,17 +66,19 @@ final class APIContext: Sendable {
     /// before the handler runs).
     func addRoutes(to router: inout Router) {
         router.on("GET", "/v1/lists", access: .listIndex) { [self] in try listIndex($2) }
+        // Writes run off libmicrohttpd's threads (see StoreWrites): a commit waiting on the store must not hold
+        // up the other connections of its worker thread.
         router.on("PUT", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
-            try putList(request, parameters)
+            offloaded { [self] () throws(Problem) in try putList(request, parameters) }
         }
         router.on("GET", "/v1/lists/{list}", access: .readList) { [self] request, parameters, _ in
             try page(request, parameters)
         }
         router.on("DELETE", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
-            try deleteList(request, parameters)
+            offloaded { [self] () throws(Problem) in try deleteList(request, parameters) }
         }
         router.on("POST", "/v1/lists/{list}/ops", access: .writeList) { [self] request, parameters, _ in
-            try applyOps(request, parameters)
+            offloaded { [self] () throws(Problem) in try applyOps(request, parameters) }
         }
         router.on("POST", "/v1/lists/{list}/sessions", access: .readList) { [self] in try createSession($0, $1, $2) }
         // Every route on a session (and the event stream, when it comes) is `.session`: its subject is checked.
@@ -91,6 +95,22 @@ final class APIContext: Sendable {
         router.on("GET", "/v1/sessions/{id}/events", access: .session) { [self] in try events($0, $1, $2) }
         router.on("DELETE", "/v1/sessions/{id}", access: .session) { [self] request, parameters, _ in
             try deleteSession(request, parameters)
+        }
+    }
+
+    /// The reply of a write route's `handler`, made on ``StoreWrites``' queue: a problem it throws is its
+    /// answer, as the router would have made it.
+    private func offloaded(_ handler: @escaping @Sendable () throws(Problem) -> Reply) -> Reply {
+        storeWrites.deferred {
+            do throws(Problem) {
+                switch try handler() {
+                case .response(let response): return response
+                case .prepared(let prepared): return prepared.response
+                case .deferred, .stream: preconditionFailure("a write route answers with its outcome")
+                }
+            } catch {
+                return error.response
+            }
         }
     }
 

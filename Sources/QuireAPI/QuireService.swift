@@ -85,6 +85,9 @@ public final class QuireService: Sendable {
         readiness.set(.draining)
         context.shutdown()
         server.shutdown()
+        // A write whose client went away is no longer the server's to wait for; its commit still ends before
+        // the caller closes the store.
+        context.storeWrites.waitUntilIdle()
     }
 }
 

@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import QuireCore
+import QuireHTTP
+import QuireTesting
+import Synchronization
+import Testing
+
+@testable import QuireAPI
+
+/// A store whose commits of the list `slow` wait until released: a database that stopped answering.
+private final class GatedStore: ListStore {
+    let base = InMemoryListStore()
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+
+    func loadAll(limits: ListLimits) throws -> [String: ListVersion] { try base.loadAll(limits: limits) }
+
+    func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
+        throws -> Int64?
+    {
+        if list == "slow" {
+            entered.signal()
+            release.wait()
+        }
+        return try base.commit(list: list, previous: previous, at: position, next: next, write: write)
+    }
+
+    func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
+        try base.delete(list: list, previous: previous, at: position)
+    }
+
+    func changes(of list: String, after position: Int64) throws -> [LoggedChange] {
+        try base.changes(of: list, after: position)
+    }
+
+    func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
+        try base.load(list: list, limits: limits)
+    }
+
+    func loadShared(limits: ListLimits) throws -> StoredLists { try base.loadShared(limits: limits) }
+}
+
+@Suite("Store writes off the server's threads")
+struct StoreWriteTests {
+    @Test("a write waiting on its store holds up no other connection, and answers with its outcome")
+    func slowStoreHoldsUpNoOneElse() throws {
+        let store = GatedStore()
+        var configuration = QuireService.Configuration.testing
+        configuration.demo.seed = false
+        let service = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
+        try service.startAndLoad()
+        let server = try TestServer(running: service.server)
+        defer { service.shutdown() }
+        var released = false
+        defer { if !released { store.release.signal() } }  // first: a failed check must not leave the write waiting
+
+        let written = Mutex<Int?>(nil)
+        let writer = Thread {
+            let connection = try? server.connect(timeoutSeconds: 60)
+            let answer = try? connection?.request(
+                "PUT", "/v1/lists/slow", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"sections":[{"id":"s","items":[]}]}"#.utf8))
+            written.withLock { $0 = answer?.status }
+        }
+        writer.start()
+        #expect(store.entered.wait(timeout: .now() + 30) == .success, "the write never reached the store")
+
+        // Every connection is served while the write waits, whichever of the server's threads it is given
+        // (each thread holds several of them).
+        for index in 0..<12 {
+            let started = ContinuousClock.now
+            let answer = try? server.connect(timeoutSeconds: 5).request("GET", "/healthz")
+            #expect(answer?.status == 200, "connection \(index) was not answered while the write waited")
+            #expect(ContinuousClock.now - started < .seconds(4), "connection \(index) waited for the write")
+        }
+        let other = try? server.connect(timeoutSeconds: 5).request(
+            "PUT", "/v1/lists/other", headers: [("Content-Type", "application/json")],
+            body: Array(#"{"sections":[]}"#.utf8))
+        #expect(other?.status == 201)
+        #expect(written.withLock { $0 } == nil)
+
+        store.release.signal()
+        released = true
+        let deadline = ContinuousClock.now + .seconds(30)
+        while written.withLock({ $0 }) == nil && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(written.withLock { $0 } == 201)
+        #expect(service.registry.version(of: "slow") != nil)
+        let metrics = try server.connect().request("GET", "/metrics").text
+        #expect(metrics.contains(#"quire_http_requests_total{method="PUT",route="/v1/lists/{list}",status="201"} 2"#))
+    }
+}
