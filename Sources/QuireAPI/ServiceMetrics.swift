@@ -298,13 +298,9 @@ final class ServiceMetrics: RequestObserver {
 }
 
 /// A store that times every commit into the service's metrics.
-struct TimedListStore: ListStore {
+struct TimedListStore: ListStoreDecorator {
     let base: any ListStore
     let timer: DurationHistogram
-
-    func loadAll(limits: ListLimits) throws -> [String: ListVersion] {
-        try base.loadAll(limits: limits)
-    }
 
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
@@ -312,26 +308,6 @@ struct TimedListStore: ListStore {
         let start = ContinuousClock.now
         defer { timer.record(ContinuousClock.now - start) }
         return try base.commit(list: list, previous: previous, at: position, next: next, write: write)
-    }
-
-    func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
-        try base.delete(list: list, previous: previous, at: position)
-    }
-
-    func changes(of list: String, after position: Int64) throws -> [LoggedChange] {
-        try base.changes(of: list, after: position)
-    }
-
-    func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
-        try base.load(list: list, limits: limits)
-    }
-
-    func loadShared(limits: ListLimits) throws -> StoredLists {
-        try base.loadShared(limits: limits)
-    }
-
-    func endWrite(list: String) {
-        base.endWrite(list: list)
     }
 }
 

@@ -9,12 +9,10 @@ import Testing
 @testable import QuireAPI
 
 /// A store whose commits of the list `slow` wait until released: a database that stopped answering.
-private final class GatedStore: ListStore {
-    let base = InMemoryListStore()
+private final class GatedStore: ListStoreDecorator {
+    let base: any ListStore = InMemoryListStore()
     let entered = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
-
-    func loadAll(limits: ListLimits) throws -> [String: ListVersion] { try base.loadAll(limits: limits) }
 
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
@@ -25,20 +23,6 @@ private final class GatedStore: ListStore {
         }
         return try base.commit(list: list, previous: previous, at: position, next: next, write: write)
     }
-
-    func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
-        try base.delete(list: list, previous: previous, at: position)
-    }
-
-    func changes(of list: String, after position: Int64) throws -> [LoggedChange] {
-        try base.changes(of: list, after: position)
-    }
-
-    func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
-        try base.load(list: list, limits: limits)
-    }
-
-    func loadShared(limits: ListLimits) throws -> StoredLists { try base.loadShared(limits: limits) }
 }
 
 @Suite("Store writes off the server's threads")

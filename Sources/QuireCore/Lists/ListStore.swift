@@ -76,3 +76,41 @@ public struct InMemoryListStore: ListStore {
 
     public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? { nil }
 }
+
+/// A store that passes every call on to `base` but for those it implements itself: a decorator (timing the
+/// commits, holding them in a test).
+public protocol ListStoreDecorator: ListStore {
+    var base: any ListStore { get }
+}
+
+extension ListStoreDecorator {
+    public func loadAll(limits: ListLimits) throws -> [String: ListVersion] {
+        try base.loadAll(limits: limits)
+    }
+
+    public func commit(
+        list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
+    ) throws -> Int64? {
+        try base.commit(list: list, previous: previous, at: position, next: next, write: write)
+    }
+
+    public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
+        try base.delete(list: list, previous: previous, at: position)
+    }
+
+    public func changes(of list: String, after position: Int64) throws -> [LoggedChange] {
+        try base.changes(of: list, after: position)
+    }
+
+    public func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
+        try base.load(list: list, limits: limits)
+    }
+
+    public func loadShared(limits: ListLimits) throws -> StoredLists {
+        try base.loadShared(limits: limits)
+    }
+
+    public func endWrite(list: String) {
+        base.endWrite(list: list)
+    }
+}
