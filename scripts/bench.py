@@ -89,10 +89,16 @@ def build():
     return os.path.join(ROOT, ".build", "release", "quire")
 
 
-def start_quire(extra_env=None):
-    port = free_port()
+def quire_environment(port, extra_env=None):
+    """The environment a benchmarked Quire runs with: on `port`, warnings only, the demo list still."""
     env = dict(os.environ, QUIRE_SERVER_PORT=str(port), QUIRE_LOG_LEVEL="warning", QUIRE_DEMO_LIVE="false")
     env.update(extra_env or {})
+    return env
+
+
+def start_quire(extra_env=None):
+    port = free_port()
+    env = quire_environment(port, extra_env)
     process = start([build(), "serve"], env=env, cwd=tempfile.mkdtemp(prefix="quire-bench-"))
     base = f"http://127.0.0.1:{port}"
     wait_ready(base)
@@ -960,9 +966,6 @@ def instructions(options):
         created = json.loads(body)
         return f"/v1/sessions/{created['session']}/changes?since={created['version']}"
 
-    def quire_environment(port):
-        return dict(os.environ, QUIRE_SERVER_PORT=str(port), QUIRE_LOG_LEVEL="warning", QUIRE_DEMO_LIVE="false")
-
     ref, _ = count(lambda port: [reference, str(port)], lambda port: None, "/", is_quire=False)
     print(f"{'endpoint':32} {'instructions/request':>21} {'the reference':>14} {'requests counted':>17}")
     for name, path in (("GET /healthz", "/healthz"), ("GET /v1/lists/demo?limit=20", "/v1/lists/demo?limit=20"),
@@ -1011,8 +1014,7 @@ def main():
     options = parser.parse_args()
     try:
         {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load,
-         "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "wire": wire,
-         "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "streams": streams,
+         "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "wire": wire, "streams": streams,
          "allocations": allocations, "instructions": instructions}[options.command](options)
     finally:
         stop_all()

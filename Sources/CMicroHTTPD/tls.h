@@ -164,21 +164,6 @@ static inline gnutls_session_t quire_tls_session_of(struct MHD_Connection *conne
     return NULL == info ? NULL : (gnutls_session_t) info->tls_session;
 }
 
-/**
- * Gives a new TLS connection the credentials it handshakes with, and session tickets with `ticket_key`
- * (NULL: none). Called when libmicrohttpd announces the connection, on its worker thread, before any
- * byte of the handshake. Returns 0 or a GnuTLS error.
- */
-static inline int quire_tls_prepare_connection(struct MHD_Connection *connection,
-                                               gnutls_certificate_credentials_t credentials,
-                                               const gnutls_datum_t *ticket_key) {
-    gnutls_session_t session = quire_tls_session_of(connection);
-    if (NULL == session) return GNUTLS_E_INVALID_REQUEST;
-    int result = gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, credentials);
-    if (result < 0 || NULL == ticket_key) return result;
-    return gnutls_session_ticket_enable_server(session, ticket_key);
-}
-
 /* ---- What Quire keeps per TLS connection. ----
  *
  * libmicrohttpd's socket context of a TLS connection holds one of these from the connection's start to its
@@ -186,6 +171,8 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
  * the cork below. Plain HTTP connections hold nothing. */
 struct quire_tls_connection {
     void *credentials;
+    /* The connection's GnuTLS session, looked up once (by quire_tls_prepare_connection). */
+    gnutls_session_t session;
     /* Bytes of responses that may still be corked before the socket's send buffer is asked again (see
      * quire_tls_cork), and how many corks may still use it. */
     int64_t cork_budget;
@@ -211,6 +198,22 @@ static inline void *quire_tls_connection_free(struct quire_tls_connection *state
 static inline struct quire_tls_connection *quire_tls_connection_of(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return NULL == info ? NULL : (struct quire_tls_connection *) info->socket_context;
+}
+
+/**
+ * Gives a new TLS connection the credentials it handshakes with, and session tickets with `ticket_key`
+ * (NULL: none), and keeps its GnuTLS session in `state`. Called when libmicrohttpd announces the connection,
+ * on its worker thread, before any byte of the handshake. Returns 0 or a GnuTLS error.
+ */
+static inline int quire_tls_prepare_connection(struct MHD_Connection *connection, struct quire_tls_connection *state,
+                                               gnutls_certificate_credentials_t credentials,
+                                               const gnutls_datum_t *ticket_key) {
+    gnutls_session_t session = quire_tls_session_of(connection);
+    if (NULL == session) return GNUTLS_E_INVALID_REQUEST;
+    state->session = session;
+    int result = gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, credentials);
+    if (result < 0 || NULL == ticket_key) return result;
+    return gnutls_session_ticket_enable_server(session, ticket_key);
 }
 
 /* ---- One record per response. ----
@@ -249,7 +252,7 @@ static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, 
     const size_t bytes = body_bytes + QUIRE_TLS_HEADER_ALLOWANCE;
     if (bytes > QUIRE_TLS_CORK_MAX_BYTES || socket < 0) return 0;
     struct quire_tls_connection *state = quire_tls_connection_of(connection);
-    if (NULL == state) return 0;
+    if (NULL == state || NULL == state->session) return 0;
     /* Twice the bytes and a page: the kernel counts a segment's bookkeeping against the buffer too. */
     const int64_t needed = 2 * (int64_t) bytes + 4096;
     if (state->corks_left <= 0 || state->cork_budget < needed) {
@@ -262,11 +265,9 @@ static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, 
         state->corks_left = QUIRE_TLS_CORKS_PER_CHECK;
         if (state->cork_budget < needed) return 0;
     }
-    gnutls_session_t session = quire_tls_session_of(connection);
-    if (NULL == session) return 0;
     state->cork_budget -= 2 * (int64_t) bytes;
     state->corks_left -= 1;
-    gnutls_record_cork(session);
+    gnutls_record_cork(state->session);
     return 1;
 }
 
@@ -276,10 +277,10 @@ static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, 
  * the connection rather than waiting for bytes that will never come.
  */
 static inline int quire_tls_flush(struct MHD_Connection *connection, int socket, int wait_ms) {
-    gnutls_session_t session = quire_tls_session_of(connection);
-    if (NULL == session) return 0;
     struct quire_tls_connection *state = quire_tls_connection_of(connection);
-    if (socket >= 0 && NULL != state && !state->socket_uncorked) {
+    if (NULL == state || NULL == state->session) return 0;
+    gnutls_session_t session = state->session;
+    if (socket >= 0 && !state->socket_uncorked) {
         /* libmicrohttpd corks the socket (TCP_CORK) before the first header it does not push and never uncorks
          * it over TLS: it pushes each response with TCP_NODELAY after its last send, here before the bytes it
          * thought it sent. Taken off once, the cork no longer holds this flush's send (the socket has

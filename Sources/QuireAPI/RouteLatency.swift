@@ -21,9 +21,6 @@ final class RouteLatency: Sendable {
     /// Observations per bucket, not cumulative; the last is past every bound (`+Inf`).
     private let counts: InlineArray<13, Atomic<Int>>
     private let sumNanoseconds = Atomic<Int64>(0)
-    /// Set by the first observation: a route is written from then on (as a collector of the registry is from
-    /// its first use), never before.
-    let isObserved = Atomic<Bool>(false)
 
     init() {
         counts = InlineArray { _ in Atomic(0) }

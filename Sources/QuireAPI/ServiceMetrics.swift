@@ -199,7 +199,6 @@ final class ServiceMetrics: RequestObserver {
         let series = series(route, method: method, status: status)
         series.count.increment()
         route.latency.record(elapsed)
-        if !route.latency.isObserved.load(ordering: .relaxed) { announce(route) }
         accessLog?.record(
             AccessRecord(
                 method: request.method, route: route.pattern, status: status, elapsed: elapsed,
@@ -208,10 +207,12 @@ final class ServiceMetrics: RequestObserver {
 
     /// The series of a route, method and status, kept by the route: found without hashing (method labels are the
     /// shared strings of `methodLabels`, so comparing two compares two words), made on the route's first request
-    /// with that method and status. The registry returns the collectors it already has for the same labels.
+    /// with that method and status. The registry returns the collectors it already has for the same labels. A
+    /// route's first series makes it one of the routes whose latency is written.
     private func series(_ route: RouteLabel, method: String, status: Int) -> RequestSeries {
         route.series.withLock { known in
             if let series = known.first(where: { $0.status == status && $0.method == method }) { return series }
+            if known.isEmpty { observedRoutes.withLock { $0.append(route) } }
             let made = RequestSeries(
                 method: method, status: status,
                 count: registry.makeCounter(
@@ -220,15 +221,6 @@ final class ServiceMetrics: RequestObserver {
                     labels: [("method", method), ("route", route.pattern), ("status", String(status))]))
             known.append(made)
             return made
-        }
-    }
-
-    /// Writes `route`'s latency series from now on (its first request).
-    private func announce(_ route: RouteLabel) {
-        observedRoutes.withLock { routes in
-            guard !route.latency.isObserved.load(ordering: .relaxed) else { return }
-            route.latency.isObserved.store(true, ordering: .relaxed)
-            routes.append(route)
         }
     }
 

@@ -16,32 +16,24 @@ import Synchronization
 /// write before its store is closed.
 final class StoreWrites: Sendable {
     private let queue = DispatchQueue(label: "quire.store-writes", attributes: .concurrent)
-    private let running = Mutex(0)
-    private let idle = DispatchSemaphore(value: 0)
+    /// The writes queued or running.
+    private let running = DispatchGroup()
 
     /// The reply of `write`, made on the write queue; the connection waits suspended until it is ready.
     func deferred(_ write: @escaping @Sendable () -> Response) -> Reply {
         let outcome = Outcome()
         let pending = PendingResponse(onShutdown: { outcome.wait() })
-        running.withLock { $0 += 1 }
-        queue.async {
+        queue.async(group: running) {
             let response = write()
             outcome.set(response)
             pending.resume(with: response)
-            let isIdle = self.running.withLock { running in
-                running -= 1
-                return running == 0
-            }
-            if isIdle { self.idle.signal() }
         }
         return .deferred(pending)
     }
 
-    /// Returns when no write is running (at once when none is).
+    /// Returns when no write is queued or running (at once when none is).
     func waitUntilIdle() {
-        while running.withLock({ $0 }) > 0 {
-            _ = idle.wait(timeout: .now() + .milliseconds(100))
-        }
+        running.wait()
     }
 
     /// A write's response, given once, waited for by a shutdown that comes first.

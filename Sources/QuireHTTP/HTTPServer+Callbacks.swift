@@ -171,7 +171,7 @@ extension HTTPServer {
             return
         }
         slot.pointee = UnsafeMutableRawPointer(state)
-        let result = quire_tls_prepare_connection(connection, credentials.pointer, ticketKey?.pointer)
+        let result = quire_tls_prepare_connection(connection, state, credentials.pointer, ticketKey?.pointer)
         if result < 0 {
             libmicrohttpdLogTrampoline(
                 context: Unmanaged.passUnretained(self).toOpaque(),

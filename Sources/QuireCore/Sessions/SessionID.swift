@@ -11,7 +11,7 @@ public enum SessionID {
     /// Whether `tag` can name an instance in session ids: 1 to 16 ASCII letters and digits.
     public static func isValidInstance(_ tag: String) -> Bool {
         !tag.isEmpty && tag.utf8.count <= maximumInstanceLength
-            && tag.utf8.allSatisfy { isAlphabetByte[Int($0)] && $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: "_") }
+            && tag.utf8.allSatisfy { alphabetValue[Int($0)] < 62 }  // letters and digits: not `-` (62) or `_` (63)
     }
 
     /// A new random id, tagged with `instance` when given.
@@ -61,10 +61,10 @@ public enum SessionID {
         }
         // The table is read once, not per byte (a static's every read goes through its once-check), and the
         // bytes as a buffer: this runs on every request that names a session.
-        let table = isAlphabetByte
+        let (table, absent) = (alphabetValue, notInAlphabet)
         let allInAlphabet =
-            bytes.withContiguousStorageIfAvailable { buffer in buffer.allSatisfy { table[Int($0)] } }
-            ?? bytes.allSatisfy { table[Int($0)] }
+            bytes.withContiguousStorageIfAvailable { buffer in buffer.allSatisfy { table[Int($0)] != absent } }
+            ?? bytes.allSatisfy { table[Int($0)] != absent }
         guard allInAlphabet else { return false }
         if bytes.count == 22 { return true }
         // `<tag>_<22>`: the tag is letters and digits only, so the first `_` or `-` must end it.
@@ -75,8 +75,6 @@ public enum SessionID {
         return bytes.distance(from: bytes.startIndex, to: end) == tagLength && bytes[end] == UInt8(ascii: "_")
     }
 
-    private static let isAlphabetByte: [Bool] = (0..<256).map { alphabet.contains(UInt8($0)) }
-
     /// Six of a session id's random bits, from its next to last character (the last one carries only two), for
     /// spreading ids without hashing them: random, so as even as a hash. Any text gives some value (a text that
     /// is not an id then is not found where it points).
@@ -85,12 +83,15 @@ public enum SessionID {
     public static func randomBits(_ id: String) -> Int {
         let bytes = id.utf8
         guard bytes.count >= 2 else { return 0 }
-        return Int(alphabetValue[Int(bytes[bytes.index(bytes.endIndex, offsetBy: -2)])])
+        return Int(alphabetValue[Int(bytes[bytes.index(bytes.endIndex, offsetBy: -2)])] & 0x3F)
     }
 
+    /// Each byte's value in the alphabet (0 to 63), or ``notInAlphabet``: the one table for checking ids and
+    /// for reading their random bits.
     private static let alphabetValue: [UInt8] = {
-        var values = [UInt8](repeating: 0, count: 256)
+        var values = [UInt8](repeating: notInAlphabet, count: 256)
         for (value, byte) in alphabet.enumerated() { values[Int(byte)] = UInt8(value) }
         return values
     }()
+    private static let notInAlphabet: UInt8 = 0xFF
 }
