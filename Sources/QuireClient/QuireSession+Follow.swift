@@ -20,6 +20,7 @@ extension QuireSession {
         var useEvents = prefersEvents
         while !Task.isCancelled && !isClosed {
             do {
+                if isLost { try await reopen() }
                 if useEvents {
                     switch try await readEvents() {
                     case .ended(let received): failures = received ? 0 : failures + 1

@@ -29,7 +29,11 @@ extension QuireSession {
     func call(_ request: Call) async throws {
         var failures = 0
         while !isClosed {
-            guard let id = sessionID else { throw QuireClientError(status: 0, problem: nil, description: "not open") }
+            guard let id = sessionID else {
+                guard isLost else { throw QuireClientError(status: 0, problem: nil, description: "not open") }
+                try await reopen()
+                continue
+            }
             let reply: Reply<Components.Schemas.ChangesAnswer>
             do {
                 reply = try await send(request, session: id)
@@ -90,6 +94,7 @@ extension QuireSession {
             switch try await client.createSession(list: list, request) {
             case .ok(let page):
                 sessionID = page.session
+                isLost = false
                 statistics.sessionsOpened += 1
                 waiting = [:]
                 windows = []
@@ -111,8 +116,20 @@ extension QuireSession {
     /// server opens the first page when that item is gone too).
     func recover() async throws {
         guard !isClosed else { return }
-        let anchor = visibleItem ?? window.itemIDs.first ?? options.around
         sessionID = nil
-        try await create(around: anchor)
+        isLost = true
+        try await reopen()
+    }
+
+    /// Opens the replacement of a lost session, or awaits the attempt already under way. A failure leaves the
+    /// session lost, for the next caller to try again.
+    func reopen() async throws {
+        if let reopening { return try await reopening.value }
+        let attempt = Task {
+            try await self.create(around: self.visibleItem ?? self.window.itemIDs.first ?? self.options.around)
+        }
+        reopening = attempt
+        defer { reopening = nil }
+        try await attempt.value
     }
 }

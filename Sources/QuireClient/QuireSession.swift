@@ -86,6 +86,13 @@ public actor QuireSession {
     var pushTask: Task<Void, Never>?
     var visibleItem: String?
     var isClosed = false
+    /// The session was lost (`404`, `event: gone`) and its replacement is not open yet: a failed attempt (the
+    /// list not loaded yet after a server restart, a lost connection) leaves this set, and the follower and the
+    /// app's next call try again.
+    var isLost = false
+    /// The attempt to open the replacement under way, which every caller that needs it awaits: one new session,
+    /// however many requests learned of the loss.
+    var reopening: Task<Void, any Error>?
 
     /// How a session is opened (API.md §4, §4b) and kept up to date.
     public struct Options: Sendable {

@@ -160,6 +160,50 @@ struct SDKTests {
         await session.close()
     }
 
+    @Test(
+        "a lost session whose replacement cannot open at once (its list not loaded yet) is opened when it can",
+        arguments: [QuireSession.Options.Transport.events, .longPolls])
+    func restartBeforeTheListIsBack(transport: QuireSession.Options.Transport) async throws {
+        let first = try APIFixture()
+        try first.put("feed", listDocument(sections: 1, items: 100))
+        let port = first.server.port
+        let session = Self.client(port: port, transport: transport).session(
+            list: "feed", options: QuireSession.Options(limit: 20, transport: transport, maxBackoff: 0.3))
+        try await session.open()
+        await session.setVisibleItem("s0-5")
+        first.stop()
+        let second = try APIFixture { $0.http.port = port }
+        defer { second.stop() }
+        // The SDK finds its session gone and asks for a new one on a server that has no `feed` yet (404
+        // list-not-found): it must not give up, nor open more than one session once the list is back.
+        // Two refusals: the SDK tried again after its first attempt failed.
+        let refusedCreate = #"quire_http_requests_total{method="POST",route="/v1/lists/{list}/sessions",status="404"} "#
+        func refusals() throws -> Int {
+            let text = try second.call("GET", "/metrics").text
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(refusedCreate) }) else { return 0 }
+            return Int(line.dropFirst(refusedCreate.count)) ?? 0
+        }
+        let refused = ContinuousClock.now + .seconds(20)
+        while try refusals() < 2 && ContinuousClock.now < refused {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try refusals() >= 2)
+        #expect(await session.statistics.sessionsOpened == 1)
+        try second.put("feed", listDocument(sections: 1, items: 100))
+        let deadline = ContinuousClock.now + .seconds(20)
+        while await session.statistics.sessionsOpened < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await session.statistics.sessionsOpened == 2)
+        #expect(await session.window.itemIDs.contains("s0-5"))
+        try second.ops("feed", [["op": "removeItems", "ids": ["s0-6"]]])
+        try await Self.converge(session, second)
+        let id = try #require(await session.sessionID)
+        #expect(await session.window == (try second.freshWindow(ofSession: id)))
+        await session.close()
+    }
+
     @Test("a forced 409 recovers by reset")
     func sinceMismatch() async throws {
         let fixture = try APIFixture()
