@@ -51,11 +51,11 @@ final class PageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     var missCount: Int { misses.load(ordering: .relaxed) }
 }
 
-/// What names one cached page: the list, its version and the request's paging (a value, so that looking a
-/// page up allocates nothing).
+/// What names one cached page: the list, its version (by its stamp: a list deleted and created again numbers
+/// its versions anew) and the request's paging (a value, so that looking a page up allocates nothing).
 struct PageKey: Hashable {
     let list: String
-    let version: UInt64
+    let version: ListRegistry.VersionStamp
     let limit: Int
     let after: String?
     let before: String?

@@ -33,13 +33,15 @@ extension APIContext {
                 cacheControl: configuration.cache.headerValue(for: .revalidated))
         }
         for _ in 0..<3 {
-            guard let number = registry.versionNumber(of: name) else { throw Self.listNotFound(name) }
-            let key = PageKey(list: name, version: number, limit: limit, after: after, before: before)
+            guard let stamp = registry.versionStamp(of: name) else { throw Self.listNotFound(name) }
+            let key = PageKey(list: name, version: stamp, limit: limit, after: after, before: before)
             let page = pageCache.valueIfMade(
                 for: key,
                 make: {
-                    // Written since the number was read: that version's page is not made (the loop reads anew).
-                    guard let version = registry.version(of: name), version.version == number else { return nil }
+                    // Written since the stamp was read: that version's page is not made (the loop reads anew).
+                    guard let (version, current) = registry.stampedVersion(of: name), current == stamp else {
+                        return nil
+                    }
                     return make(version)
                 })
             if let page { return .prepared(page) }

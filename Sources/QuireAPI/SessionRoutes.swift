@@ -11,7 +11,7 @@ extension APIContext {
         let options = try SessionOptions(
             body, pages: configuration.pages, maxKeep: configuration.sessions.maxKeep,
             maxIDLength: registry.limits.maxIDLength)
-        guard let version = registry.version(of: name) else {
+        guard let (version, stamp) = registry.stampedVersion(of: name) else {
             throw Problem(.listNotFound, detail: "No list named \(name).")
         }
         let window = Session.initialWindow(
@@ -29,7 +29,7 @@ extension APIContext {
         let page =
             options.around == nil && options.expanded.isEmpty
             ? sessionPageCache.value(
-                for: PageKey(list: name, version: version.version, limit: options.limit, after: nil, before: nil)
+                for: PageKey(list: name, version: stamp, limit: options.limit, after: nil, before: nil)
             ) {
                 SharedBody(ResponseBodies.sessionPageContent(list: name, window: window))
             } : nil
@@ -139,6 +139,12 @@ extension APIContext {
         let id = parameters["id"] ?? ""
         for _ in 0..<3 {
             let (session, latest) = try sessionAndList(id)
+            // As at creation: a bounded window holds a whole page (API.md §4b).
+            if let limit, session.bound.keep > 0, limit > session.bound.keep {
+                throw Problem(
+                    .invalidRequest,
+                    detail: "limit (\(limit)) must be at most the session's keep (\(session.bound.keep)).")
+            }
             let answer = session.reset(latest: latest, limit: limit ?? session.limit)
             if sessions.update(answer.session, expectedRevision: session.revision) {
                 return .response(SessionReply(answer).response)

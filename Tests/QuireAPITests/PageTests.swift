@@ -138,6 +138,27 @@ struct PageTests {
         #expect(api.service.context.pageCache.hitCount >= 1)
     }
 
+    @Test(
+        "a list deleted and created again: its pages and first session windows are the new list's, not cached old ones")
+    func recreatedList() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        func sectionCount(_ response: ClientResponse) throws -> Int {
+            (try response.object()["sections"] as! [[String: Any]]).count
+        }
+        // Both caches hold version 1 of the first list.
+        #expect(try sectionCount(api.call("GET", "/v1/lists/l?limit=5")) == 1)
+        #expect(try sectionCount(api.call("POST", "/v1/lists/l/sessions", json: ["limit": 5])) == 1)
+        #expect(try api.call("DELETE", "/v1/lists/l").status == 204)
+        // Created again: version 1 again, another content.
+        #expect(try api.put("l", listDocument(sections: 2, items: 2)) == 1)
+        #expect(try sectionCount(api.call("GET", "/v1/lists/l?limit=5")) == 2)
+        let session = try api.call("POST", "/v1/lists/l/sessions", json: ["limit": 5])
+        #expect(session.status == 201)
+        #expect(try sectionCount(session) == 2)
+    }
+
     @Test("cursors round-trip and reject tampering")
     func cursorEncoding() {
         let cursor = PageCursor(

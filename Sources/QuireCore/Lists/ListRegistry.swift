@@ -66,11 +66,33 @@ public final class ListRegistry: Sendable {
         current.withLock { $0[name] }
     }
 
-    /// The number of the current version of a list: for a read that is answered from a cache keyed by the
-    /// number. Read from its own table: a dictionary's getter copies the value out (for a version, retaining
-    /// and releasing each of its tables: about 500 instructions, callgrind).
+    /// The number of the current version of a list. Read from its own table: a dictionary's getter copies the
+    /// value out (for a version, retaining and releasing each of its tables: about 500 instructions, callgrind).
     public func versionNumber(of name: String) -> UInt64? {
-        current.withLock { $0.numbers[name] }
+        current.withLock { $0.stamps[name]?.number }
+    }
+
+    /// What names a list's current version for a cache of what is made from it: the version's number, and the
+    /// list's incarnation. A list deleted and created again numbers its versions from 1 again, so a number
+    /// alone would find the deleted list's pages; the incarnation tells the two apart (and a lineage the
+    /// registry replaced, as a reload may).
+    public struct VersionStamp: Hashable, Sendable {
+        public let number: UInt64
+        public let incarnation: UInt64
+    }
+
+    /// The stamp of a list's current version, or `nil` (read without copying the version, as
+    /// ``versionNumber(of:)``).
+    public func versionStamp(of name: String) -> VersionStamp? {
+        current.withLock { $0.stamps[name] }
+    }
+
+    /// The current version of `name` with its stamp, or `nil`.
+    public func stampedVersion(of name: String) -> (version: ListVersion, stamp: VersionStamp)? {
+        current.withLock { current in
+            guard let version = current[name], let stamp = current.stamps[name] else { return nil }
+            return (version, stamp)
+        }
     }
 
     /// Every list, sorted by name (byte order).
@@ -98,8 +120,8 @@ public final class ListRegistry: Sendable {
     /// version the write finally commits on.
     ///
     /// - Parameters:
-    ///   - ifMatch: when given, the write happens only if the current version is one of these
-    ///     (`412`; a list that does not exist has version 0 here).
+    ///   - ifMatch: when given, the write happens only if the list exists and its current version is one of
+    ///     these (else `412`, naming version 0 for a list that does not exist).
     ///   - mustExist: refuse the write when the list does not exist (ops need one).
     ///   - change: the write to make on the current version (`nil` when the list is new); `nil` to write
     ///     nothing (the current version is answered); throws to refuse the write.
@@ -150,7 +172,8 @@ public final class ListRegistry: Sendable {
                 let made: (ListWrite?, ListVersion)?
                 do throws(WriteError) {
                     if mustExist && previous == nil { throw .listNotFound }
-                    if let ifMatch, !ifMatch.contains(previous?.version ?? 0) {
+                    // A list that does not exist matches no tag: If-Match cannot create a list.
+                    if let ifMatch, previous.map({ ifMatch.contains($0.version) }) != true {
                         throw .versionMismatch(current: previous?.version ?? 0)
                     }
                     made = try make(previous)
@@ -403,21 +426,35 @@ private final class WriteLock: Sendable {
     }
 }
 
-/// The current version of each list, and each version's number beside it (read without copying a version).
+/// The current version of each list, and each version's stamp beside it (read without copying a version).
 private struct CurrentVersions {
     private(set) var versions: [String: ListVersion]
-    private(set) var numbers: [String: UInt64]
+    private(set) var stamps: [String: ListRegistry.VersionStamp]
 
     init(_ versions: [String: ListVersion] = [:]) {
-        self.versions = versions
-        numbers = versions.mapValues(\.version)
+        self.versions = [:]
+        stamps = [:]
+        for (name, version) in versions { self[name] = version }
     }
 
     subscript(name: String) -> ListVersion? {
         get { versions[name] }
         set {
-            versions[name] = newValue
-            numbers[name] = newValue?.version
+            guard let newValue else {
+                versions[name] = nil
+                stamps[name] = nil
+                return
+            }
+            let previous = versions.updateValue(newValue, forKey: name)
+            // The same lineage goes on; a list created again (or reloaded as another lineage) is a new one.
+            let continues = previous.map { ObjectIdentifier($0.interner) == ObjectIdentifier(newValue.interner) }
+            let incarnation =
+                continues == true
+                ? stamps[name]!.incarnation : Self.incarnations.add(1, ordering: .relaxed).newValue
+            stamps[name] = ListRegistry.VersionStamp(number: newValue.version, incarnation: incarnation)
         }
     }
+
+    /// Incarnations are numbered process-wide, so that none is ever given twice (not even across a reload).
+    private static let incarnations = Atomic<UInt64>(0)
 }
