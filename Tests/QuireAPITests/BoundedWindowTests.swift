@@ -121,6 +121,15 @@ struct BoundedWindowTests {
         #expect(defaulted.window.itemIDs.first == "b300")
         #expect(defaulted.window.itemIDs.count == 600)
         #expect(defaulted.hasNext && defaulted.hasPrev)
+        // A reset keeps the bound: a page larger than keep is refused as at creation, and changes nothing.
+        let bounded = try SessionClient(api, list: "feed", options: ["limit": 10, "keep": 20])
+        let refused = try api.call("POST", "/v1/sessions/\(bounded.id)/reset", json: ["limit": 500])
+        #expect(refused.status == 400)
+        #expect(try refused.problemSlug() == "invalid-request")
+        try bounded.sync()
+        #expect(bounded.window.itemIDs.count == 10)
+        let reset = try api.call("POST", "/v1/sessions/\(bounded.id)/reset", json: ["limit": 20])
+        #expect(reset.status == 200)
     }
 
     @Test("a write that wakes many sessions holding the same window computes one answer for all of them")

@@ -49,6 +49,12 @@ struct ProducerTests {
         let missing = try api.call(
             "PUT", "/v1/lists/new", json: listDocument(sections: 1, items: 1), headers: [("If-Match", "*")])
         #expect(missing.status == 412)
+        // No tag names a list that does not exist, not even "0" (the version a 412 names for it).
+        let zero = try api.call(
+            "PUT", "/v1/lists/new", json: listDocument(sections: 1, items: 1), headers: [("If-Match", "\"0\"")])
+        #expect(zero.status == 412)
+        #expect(try zero.object()["version"] as? Int == 0)
+        #expect(try api.call("GET", "/v1/lists/new").status == 404)
         #expect(
             try api.call(
                 "POST", "/v1/lists/l/ops", json: ["ops": [["op": "removeItems", "ids": ["s0-0"]]]],
