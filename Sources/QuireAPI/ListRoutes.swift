@@ -28,13 +28,24 @@ extension APIContext {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
+        var invalid: Problem?
         if let unknown = body.objectValue?.keys.filter({ $0 != "ops" }).min() {
-            throw Problem(
+            invalid = Problem(
                 .invalidOp, detail: "\(unknown): unknown member.", extensions: [.init("path", .string(unknown))])
-        }
-        if let ops = body["ops"]?.arrayValue, ops.isEmpty {
-            throw Problem(
+        } else if let ops = body["ops"]?.arrayValue, ops.isEmpty {
+            invalid = Problem(
                 .invalidOp, detail: "ops: expected at least one op.", extensions: [.init("path", .string("ops"))])
+        }
+        if let invalid {
+            // The order of checks (openapi.yaml): a missing list (404) and a failed If-Match (412) come before
+            // the content (422).
+            guard let current = registry.versionNumber(of: name) else {
+                throw problem(for: .listNotFound, list: name)
+            }
+            if let tags = versions(ifMatch, of: name), !tags.contains(current) {
+                throw problem(for: .versionMismatch(current: current), list: name)
+            }
+            throw invalid
         }
         let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: true, .ops(body))
         return writeAnswer(name, commit.version.version, status: 200)

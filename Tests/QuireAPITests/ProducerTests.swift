@@ -154,6 +154,13 @@ struct ProducerTests {
             "POST", "/v1/lists/ghost/ops", json: ["ops": [["op": "removeItems", "ids": ["a"]]]])
         #expect(missingList.status == 404)
         #expect(try missingList.problemSlug() == "list-not-found")
+        // The order of checks: the list's existence (404) and If-Match (412) before the ops' content (422).
+        #expect(try api.call("POST", "/v1/lists/ghost/ops", json: ["ops": []]).problemSlug() == "list-not-found")
+        #expect(
+            try api.call("POST", "/v1/lists/ghost/ops", json: ["ops": [], "x": 1]).problemSlug() == "list-not-found")
+        let staleAndEmpty = try api.call(
+            "POST", "/v1/lists/l/ops", json: ["ops": []], headers: [("If-Match", "\"1\"")])
+        #expect(try staleAndEmpty.problemSlug() == "version-mismatch")
     }
 
     @Test("DELETE: 204, then the list and its sessions are gone")
