@@ -21,6 +21,9 @@ extension APIContext {
                     .invalidCursor,
                     detail: "The \(after != nil ? "after" : "before") cursor is not one this service made.")
             }
+            guard decoded.isIssued(for: name) else {
+                throw Problem(.invalidCursor, detail: "The cursor was made for another list than \(name).")
+            }
             cursor = decoded
         }
         // If-None-Match is evaluated by the server against the representation it sends (plain or
@@ -57,8 +60,8 @@ extension APIContext {
 
     /// The page as a prepared response, with `ETag`, `Link` and `Cache-Control`.
     static func pageResponse(list: String, window: Window, limit: Int, cacheControl: String) -> PreparedResponse {
-        let previous = window.hasPrev ? PageCursor.previous(before: window)?.encoded : nil
-        let next = window.hasNext ? PageCursor.next(after: window)?.encoded : nil
+        let previous = window.hasPrev ? PageCursor.previous(before: window, list: list)?.encoded : nil
+        let next = window.hasNext ? PageCursor.next(after: window, list: list)?.encoded : nil
         var headers = JSONResponse.headers
         headers.add("ETag", "\"\(window.version)\"")
         headers.add("Cache-Control", cacheControl)

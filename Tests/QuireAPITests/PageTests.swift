@@ -122,6 +122,11 @@ struct PageTests {
         }
         let wrongDirection = try api.call("GET", "/v1/lists/l?before=\(next["next"] as! String)")
         #expect(try wrongDirection.problemSlug() == "invalid-cursor")
+        // A cursor of another list, where it would name a position that means nothing.
+        try api.put("m", listDocument(sections: 1, items: 3))
+        let foreign = try api.call("GET", "/v1/lists/m?after=\(next["next"] as! String)")
+        #expect(foreign.status == 400)
+        #expect(try foreign.problemSlug() == "invalid-cursor")
         #expect(try api.call("GET", "/v1/lists/nope").problemSlug() == "list-not-found")
     }
 
@@ -162,8 +167,10 @@ struct PageTests {
     @Test("cursors round-trip and reject tampering")
     func cursorEncoding() {
         let cursor = PageCursor(
-            direction: .after, position: 123_456, anchors: ["a", "ü-ñ", String(repeating: "x", count: 256)])
+            direction: .after, position: 123_456, anchors: ["a", "ü-ñ", String(repeating: "x", count: 256)],
+            list: "inbox")
         #expect(PageCursor(encoded: cursor.encoded) == cursor)
+        #expect(cursor.isIssued(for: "inbox") && !cursor.isIssued(for: "inbox2") && !cursor.isIssued(for: ""))
         #expect(
             cursor.encoded.utf8.allSatisfy {
                 $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (48...122).contains($0)
