@@ -230,8 +230,9 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
  *
  * System calls are most of what TLS adds to a request here (perf: 65% of the server's time in the kernel),
  * so the cork and its flush make none of their own in the steady state: the send buffer's room is asked once
- * and then spent by the responses corked after it (room only grows as the client reads), and the socket's
- * TCP_CORK is taken off once, so that a flush's one send leaves at once. */
+ * and then spent by the responses corked after it (room only grows as the client reads; a response sent
+ * uncorked, too large or a stream, is not counted, so the next cork asks again), and the socket's TCP_CORK is
+ * taken off once, so that a flush's one send leaves at once. */
 
 /** The largest response (header and body) sent corked: one record (GnuTLS's records carry 16 KiB). */
 #define QUIRE_TLS_CORK_MAX_BYTES 12288
@@ -249,10 +250,19 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
  * Returns 1 when corked: the caller then calls quire_tls_flush when the response is complete.
  */
 static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, size_t body_bytes) {
-    const size_t bytes = body_bytes + QUIRE_TLS_HEADER_ALLOWANCE;
-    if (bytes > QUIRE_TLS_CORK_MAX_BYTES || socket < 0) return 0;
+    if (socket < 0) return 0;
     struct quire_tls_connection *state = quire_tls_connection_of(connection);
     if (NULL == state || NULL == state->session) return 0;
+    if (body_bytes > QUIRE_TLS_CORK_MAX_BYTES) {
+        /* Sent uncorked, and not counted: the room found before is no longer known. */
+        state->corks_left = 0;
+        return 0;
+    }
+    const size_t bytes = body_bytes + QUIRE_TLS_HEADER_ALLOWANCE;
+    if (bytes > QUIRE_TLS_CORK_MAX_BYTES) {
+        state->corks_left = 0;
+        return 0;
+    }
     /* Twice the bytes and a page: the kernel counts a segment's bookkeeping against the buffer too. */
     const int64_t needed = 2 * (int64_t) bytes + 4096;
     if (state->corks_left <= 0 || state->cork_budget < needed) {
@@ -269,6 +279,15 @@ static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, 
     state->corks_left -= 1;
     gnutls_record_cork(state->session);
     return 1;
+}
+
+/**
+ * A response is sent uncorked (an event stream): its bytes are not counted against the room found before, so
+ * the next cork asks the kernel again rather than trust a room this response may have filled.
+ */
+static inline void quire_tls_uncorked(struct MHD_Connection *connection) {
+    struct quire_tls_connection *state = quire_tls_connection_of(connection);
+    if (NULL != state) state->corks_left = 0;
 }
 
 /**

@@ -321,6 +321,7 @@ extension HTTPServer {
             }
             let handle = stream.makeLibmicrohttpdResponse(extra: extra)
             defer { MHD_destroy_response(handle) }
+            if servesTLS { quire_tls_uncorked(connection) }
             return MHD_queue_response(connection, UInt32(stream.status), handle)
         }
     }
