@@ -147,17 +147,26 @@ struct SDKTests {
         defer { second.stop() }
         try second.put("feed", listDocument(sections: 1, items: 100))
         // The stream was cut: the SDK reconnects, gets 404, opens a new session around s0-10.
+        try await Self.expectRecovered(session, on: second, around: "s0-10", thenRemoving: "s0-11")
+        await session.close()
+    }
+
+    /// Waits for the session lost with its server to be opened again on `server` (one new session, around
+    /// `item`), then checks that it follows writes there.
+    static func expectRecovered(
+        _ session: QuireSession, on server: APIFixture, around item: String, thenRemoving removed: String
+    ) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         while await session.statistics.sessionsOpened < 2 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
+        try await Task.sleep(for: .milliseconds(300))  // a second replacement would be opened by now
         #expect(await session.statistics.sessionsOpened == 2)
-        #expect(await session.window.itemIDs.contains("s0-10"))
-        try second.ops("feed", [["op": "removeItems", "ids": ["s0-11"]]])
-        try await Self.converge(session, second)
+        #expect(await session.window.itemIDs.contains(item))
+        try server.ops("feed", [["op": "removeItems", "ids": [removed]]])
+        try await converge(session, server)
         let id = try #require(await session.sessionID)
-        #expect(await session.window == (try second.freshWindow(ofSession: id)))
-        await session.close()
+        #expect(await session.window == (try server.freshWindow(ofSession: id)))
     }
 
     @Test(
@@ -190,17 +199,7 @@ struct SDKTests {
         #expect(try refusals() >= 2)
         #expect(await session.statistics.sessionsOpened == 1)
         try second.put("feed", listDocument(sections: 1, items: 100))
-        let deadline = ContinuousClock.now + .seconds(20)
-        while await session.statistics.sessionsOpened < 2 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(await session.statistics.sessionsOpened == 2)
-        #expect(await session.window.itemIDs.contains("s0-5"))
-        try second.ops("feed", [["op": "removeItems", "ids": ["s0-6"]]])
-        try await Self.converge(session, second)
-        let id = try #require(await session.sessionID)
-        #expect(await session.window == (try second.freshWindow(ofSession: id)))
+        try await Self.expectRecovered(session, on: second, around: "s0-5", thenRemoving: "s0-6")
         await session.close()
     }
 
