@@ -32,7 +32,7 @@ final class APIContext: Sendable {
 
     init(
         registry: ListRegistry, configuration: QuireService.Configuration, keys: TokenKeys, logger: Logger,
-        metrics: ServiceMetrics
+        metrics: ServiceMetrics, readiness: Readiness
     ) {
         self.registry = registry
         serviceMetrics = metrics
@@ -50,7 +50,7 @@ final class APIContext: Sendable {
         access = AccessControl(
             writeToken: configuration.writeToken, readToken: configuration.readToken,
             verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,
-            sessions: sessions, denied: { [metrics] in metrics.denied($0) })
+            sessions: sessions, readiness: readiness, denied: { [metrics] in metrics.denied($0) })
         registry.observe { [longPolls, sessions, streams] list, version in
             if version == nil {
                 sessions.removeAll(of: list)
@@ -114,9 +114,11 @@ final class APIContext: Sendable {
         }
     }
 
-    /// Stops the housekeeping and answers every waiting long poll (the service is stopping).
+    /// Stops the housekeeping, refuses new writes and answers every waiting long poll (the service is
+    /// stopping).
     func shutdown() {
         maintenanceRunning.store(false, ordering: .relaxed)
+        storeWrites.stopTakingWrites()
         longPolls.shutdown()
         streams.shutdown()
     }

@@ -35,7 +35,8 @@ public final class QuireService: Sendable {
         let registry = ListRegistry(
             store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits)
         let context = APIContext(
-            registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics)
+            registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics,
+            readiness: readiness)
         var router = Router()
         OperationsRoutes.add(
             to: &router, readiness: readiness, replication: registry.replication, cachePolicy: configuration.cache)
@@ -57,7 +58,8 @@ public final class QuireService: Sendable {
         context.access.verifier?.replaceKeys(keys)
     }
 
-    /// Starts listening: `/healthz` answers from now on, `/readyz` once ``load()`` is done.
+    /// Starts listening: `/healthz` answers from now on, `/readyz` and the product routes (`/v1`, `503
+    /// overloaded` until then: a list not loaded yet is neither missing nor new) once ``load()`` is done.
     public func start() throws(HTTPServerError) {
         try server.start()
     }
@@ -82,8 +84,8 @@ public final class QuireService: Sendable {
     /// Graceful shutdown: `/readyz` answers `503`, waiting long polls are answered, in-flight requests
     /// finish, then the server stops.
     public func shutdown() {
+        context.shutdown()  // first: once /readyz says draining, new writes are refused
         readiness.set(.draining)
-        context.shutdown()
         server.shutdown()
         // A write whose client went away is no longer the server's to wait for; its commit still ends before
         // the caller closes the store.

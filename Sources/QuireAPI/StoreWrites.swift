@@ -13,14 +13,29 @@ import Synchronization
 ///
 /// A write always answers with its own outcome: on shutdown, a write still running is waited for (its
 /// commit is neither lost nor answered as refused), and ``waitUntilIdle()`` lets the service wait for every
-/// write before its store is closed.
+/// write before its store is closed. A write that arrives once the service is shutting down is not made: it
+/// is refused at once (`503 overloaded`, `Retry-After`), rather than started and waited for on the thread
+/// that received it while that thread's other connections drain.
 final class StoreWrites: Sendable {
     private let queue = DispatchQueue(label: "quire.store-writes", attributes: .concurrent)
     /// The writes queued or running.
     private let running = DispatchGroup()
+    private let isShuttingDown = Atomic<Bool>(false)
+
+    /// New writes are refused from now on (the service is shutting down).
+    func stopTakingWrites() {
+        isShuttingDown.store(true, ordering: .releasing)
+    }
 
     /// The reply of `write`, made on the write queue; the connection waits suspended until it is ready.
     func deferred(_ write: @escaping @Sendable () -> Response) -> Reply {
+        if isShuttingDown.load(ordering: .acquiring) {
+            return .response(
+                Problem.overloaded(
+                    "The service is shutting down: nothing was written. Retry (another instance, or this one once it is back).",
+                    retryAfterSeconds: 1
+                ).response)
+        }
         let outcome = Outcome()
         let pending = PendingResponse(onShutdown: { outcome.wait() })
         queue.async(group: running) {

@@ -1,7 +1,28 @@
 import QuireAPI
+import QuireCore
 import QuireHTTP
 import QuireTesting
+import Synchronization
 import Testing
+
+/// A store that keeps the versions committed to it, in memory: what a later service loads.
+private final class KeepingStore: ListStore {
+    private let lists = Mutex<[String: ListVersion]>([:])
+
+    func loadAll(limits: ListLimits) throws -> [String: ListVersion] { lists.withLock { $0 } }
+
+    func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
+        throws -> Int64?
+    {
+        lists.withLock { $0[list] = next }
+        return nil
+    }
+
+    func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
+        lists.withLock { $0[list] = nil }
+        return nil
+    }
+}
 
 /// The service's operations endpoints and error documents, over loopback HTTP.
 @Suite("Service over HTTP")
@@ -45,6 +66,44 @@ struct ServiceTests {
             #expect(response.headers["Retry-After"] != nil)
             #expect(try ProblemDocument(response.body).type == "https://quire.dev/problems/overloaded")
         }
+    }
+
+    @Test(
+        "before its lists are loaded the service answers /v1 with 503 overloaded: nothing read as missing, nothing written as new"
+    )
+    func notLoadedYet() throws {
+        var configuration = QuireService.Configuration()
+        configuration.http.port = 0
+        configuration.http.drainTimeoutSeconds = 2
+        let store = KeepingStore()
+        let first = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
+        try first.startAndLoad()
+        let document = Array(#"{"sections":[{"id":"s","items":[{"id":"a","type":"t"}]}]}"#.utf8)
+        for _ in 0..<3 {
+            let written = try TestServer(running: first.server).request(
+                "PUT", "/v1/lists/kept", headers: [("Content-Type", "application/json")], body: document)
+            #expect([200, 201].contains(written.status))
+        }
+        first.shutdown()
+        #expect(try store.loadAll(limits: ListLimits())["kept"]?.version == 3)
+
+        // A second instance on the same store, listening before it has loaded the lists.
+        let second = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
+        try second.start()
+        defer { second.shutdown() }
+        let server = try TestServer(running: second.server)
+        for (method, target) in [("GET", "/v1/lists/kept"), ("GET", "/v1/lists"), ("PUT", "/v1/lists/kept")] {
+            let response = try server.request(
+                method, target, headers: [("Content-Type", "application/json")], body: method == "PUT" ? document : nil)
+            #expect(response.status == 503, "\(method) \(target)")
+            #expect(response.headers["Retry-After"] != nil)
+            #expect(try ProblemDocument(response.body).type == "https://quire.dev/problems/overloaded")
+        }
+        #expect(try server.request("GET", "/healthz").status == 200)
+        try second.load()
+        let loaded = try server.request("GET", "/v1/lists/kept")
+        #expect(loaded.status == 200)
+        #expect(loaded.headers["ETag"] == "\"3\"")
     }
 
     @Test("unknown routes and methods get problem documents over HTTP")

@@ -73,4 +73,56 @@ struct StoreWriteTests {
         let metrics = try server.connect().request("GET", "/metrics").text
         #expect(metrics.contains(#"quire_http_requests_total{method="PUT",route="/v1/lists/{list}",status="201"} 2"#))
     }
+
+    @Test(
+        "shutting down: a write in flight is answered with its outcome, a write that arrives meanwhile is refused at once"
+    )
+    func writesDuringShutdown() throws {
+        let store = GatedStore()
+        var configuration = QuireService.Configuration.testing
+        configuration.demo.seed = false
+        // The connections opened before the shutdown must not be closed idle while a loaded machine gets the
+        // write to the store.
+        configuration.http.connectionTimeoutSeconds = 600
+        let service = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
+        try service.startAndLoad()
+        let server = try TestServer(running: service.server)
+        // Opened before the shutdown, which stops accepting connections; kept alive through it.
+        let late = try server.connect(timeoutSeconds: 10)
+        #expect(try late.request("GET", "/healthz").status == 200)
+        defer { for _ in 0..<4 { store.release.signal() } }  // never leave a commit waiting, whatever failed
+
+        let written = Mutex<Int?>(nil)
+        let writer = Thread {
+            let answer = try? server.connect(timeoutSeconds: 60).request(
+                "PUT", "/v1/lists/slow", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"sections":[{"id":"s","items":[]}]}"#.utf8))
+            written.withLock { $0 = answer?.status }
+        }
+        writer.start()
+        #expect(store.entered.wait(timeout: .now() + 30) == .success, "the write never reached the store")
+        let stopped = DispatchSemaphore(value: 0)
+        Thread {
+            service.shutdown()
+            stopped.signal()
+        }.start()
+        let draining = ContinuousClock.now + .seconds(30)
+        // Watched in the process: a response while draining closes its connection, and no new one is accepted.
+        while service.readiness.state != .draining && ContinuousClock.now < draining { usleep(1_000) }
+
+        // The late write is not made, and its answer does not wait for the store (which holds a commit).
+        let started = ContinuousClock.now
+        let refused = try late.request(
+            "PUT", "/v1/lists/slow", headers: [("Content-Type", "application/json")],
+            body: Array(#"{"sections":[{"id":"t","items":[]}]}"#.utf8))
+        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(refused.status == 503)
+        #expect(try refused.problemSlug() == "overloaded")
+        #expect(refused.headers["Retry-After"] != nil)
+
+        store.release.signal()
+        #expect(stopped.wait(timeout: .now() + 30) == .success, "the shutdown did not finish")
+        #expect(written.withLock { $0 } == 201)
+        #expect(service.registry.version(of: "slow")?.sectionIDs == ["s"])
+    }
 }
