@@ -32,6 +32,11 @@ extension QuireSession {
                         continue
                     }
                 } else {
+                    // Not while an app call is on its way: a poll naming the window before its answer would be
+                    // answered from that window (a retry, for the server), undoing the call. (A poll already
+                    // sent when the app makes a call can still cross it: then the call's effect is undone on
+                    // both sides alike, and the app's next call makes it again.)
+                    await appCalls?.value
                     statistics.longPolls += 1
                     try await call(.longPoll(options.longPollWait))
                     failures = 0
@@ -60,9 +65,13 @@ extension QuireSession {
         guard let id = sessionID else { return .ended(received: false) }
         statistics.streams += 1
         let body: HTTPBody
-        switch try await client.events(session: id, after: seq) {
+        // Opened in the queue of the app's calls, from the window the client holds once they are answered.
+        switch try await oneAtATime({ try await self.client.events(session: id, after: await self.seq) }) {
         case .ok(let stream): body = stream
         case .refused(let refusal):
+            // A refusal that names a session replaced meanwhile (by an app call's recovery) says nothing of the
+            // new one.
+            guard id == sessionID else { return .ended(received: true) }
             switch refusal.status {
             case 401: return .ended(received: false)  // refused again after a refreshed token: back off
             case 404 where refusal.problem == "session-not-found":
@@ -77,6 +86,16 @@ extension QuireSession {
             }
         }
         var received = false
+        do {
+            return try await read(body, session: id, received: &received)
+        } catch let error where received && !(error is CancellationError) && !(error is DecodingError) {
+            // Cut after it served events (a network change, the app back from the background): reconnect at
+            // once, as after a clean end, not after a backoff grown by earlier failures.
+            return .ended(received: true)
+        }
+    }
+
+    private func read(_ body: HTTPBody, session id: String, received: inout Bool) async throws -> StreamEnd {
         for try await event in body.asDecodedServerSentEvents() {
             try Task.checkCancellation()
             guard !isClosed else { return .ended(received: true) }

@@ -26,8 +26,33 @@ extension QuireSession {
         case longPoll(Int)
     }
 
+    /// The app's calls one at a time, in the order made. Each names the window the client holds (its `seq`):
+    /// two at once would name the same one, and the server answers the second from that window (a retry, for
+    /// it), so the first one's effect would be undone (a page loaded, then gone).
+    func oneAtATime(_ request: Call) async throws {
+        try await oneAtATime { try await self.call(request) }
+    }
+
+    /// Runs `body` after every request queued before it, and before every request queued after it. The
+    /// opening of the event stream is queued too: the stream's first event is computed from the window its
+    /// opening names, so an app call answered while it is on its way would be undone.
+    func oneAtATime<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let previous = appCalls
+        let mine = Task {
+            await previous?.value
+            return try await body()
+        }
+        appCalls = Task { _ = try? await mine.value }
+        return try await withTaskCancellationHandler {
+            try await mine.value
+        } onCancel: {
+            mine.cancel()
+        }
+    }
+
     func call(_ request: Call) async throws {
         var failures = 0
+        var raced = 0
         while !isClosed {
             guard let id = sessionID else {
                 guard isLost else { throw QuireClientError(status: 0, problem: nil, description: "not open") }
@@ -35,6 +60,7 @@ extension QuireSession {
                 continue
             }
             let reply: Reply<Components.Schemas.ChangesAnswer>
+            let sentSeq = seq
             do {
                 reply = try await send(request, session: id)
             } catch let error as ClientError where !Task.isCancelled && !(error.underlyingError is CancellationError) {
@@ -52,6 +78,10 @@ extension QuireSession {
             case .ok(let answer):
                 try await apply(Answer(answer))
                 return
+            case .refused(let refusal) where refusal.status == 409 && seq != sentSeq && raced < 3:
+                // The window moved while the request was on its way (an event, an answer): the server no
+                // longer holds the window it named. Asked again from the window the client holds now.
+                raced += 1
             case .refused(let refusal) where refusal.status == 409:
                 statistics.resets += 1
                 if case .reset = request { throw refusal.error }
@@ -93,6 +123,10 @@ extension QuireSession {
         while !isClosed {
             switch try await client.createSession(list: list, request) {
             case .ok(let page):
+                if isClosed {  // closed while it was being opened: nobody would delete it
+                    _ = try? await client.deleteSession(page.session)
+                    return
+                }
                 sessionID = page.session
                 isLost = false
                 statistics.sessionsOpened += 1

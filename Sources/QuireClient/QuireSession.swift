@@ -93,6 +93,8 @@ public actor QuireSession {
     /// The attempt to open the replacement under way, which every caller that needs it awaits: one new session,
     /// however many requests learned of the loss.
     var reopening: Task<Void, any Error>?
+    /// The end of the queue of the app's calls (see ``oneAtATime(_:)``).
+    var appCalls: Task<Void, Never>?
 
     /// How a session is opened (API.md §4, §4b) and kept up to date.
     public struct Options: Sendable {
@@ -171,31 +173,31 @@ public actor QuireSession {
 
     /// Extends the window with the next page (infinite scrolling).
     public func loadNext(limit: Int? = nil) async throws {
-        try await call(.extend(.next, limit))
+        try await oneAtATime(.extend(.next, limit))
     }
 
     /// Extends the window with the previous page.
     public func loadPrevious(limit: Int? = nil) async throws {
-        try await call(.extend(.prev, limit))
+        try await oneAtATime(.extend(.prev, limit))
     }
 
     /// Shows an item's children.
     public func expand(id: String) async throws {
-        try await call(.expand(id, true))
+        try await oneAtATime(.expand(id, true))
     }
 
     /// Hides an item's children.
     public func collapse(id: String) async throws {
-        try await call(.expand(id, false))
+        try await oneAtATime(.expand(id, false))
     }
 
     /// Pull-to-refresh: the first page again, as a `.reset`.
     public func refresh(limit: Int? = nil) async throws {
-        try await call(.reset(limit))
+        try await oneAtATime(.reset(limit))
     }
 
     /// Brings the window up to date now (a request instead of waiting for the push).
     public func sync() async throws {
-        try await call(.update)
+        try await oneAtATime(.update)
     }
 }

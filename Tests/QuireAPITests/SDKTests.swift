@@ -203,6 +203,32 @@ struct SDKTests {
         await session.close()
     }
 
+    @Test("the app's calls made at once are sent one at a time: pages loaded together are all kept")
+    func callsAtOnce() async throws {
+        let fixture = try APIFixture()
+        defer { fixture.stop() }
+        try fixture.put("feed", listDocument(sections: 1, items: 100))
+        // On the event stream: the app's calls are the only requests that move the session (with long polls,
+        // a poll already on its way when a call is answered can still name the window before it; see the
+        // follower).
+        let session = Self.client(port: fixture.server.port, transport: .events).session(
+            list: "feed", options: QuireSession.Options(limit: 20, transport: .events))
+        try await session.open()
+        // Sent together, both would name the first page's window, and the server would answer the second from
+        // it (a retry, for the server): the first page loaded would be undone.
+        async let first: Void = session.loadNext()
+        async let second: Void = session.loadNext()
+        async let third: Void = session.loadNext()
+        _ = try await (first, second, third)
+        let count = await session.window.itemIDs.count
+        let statistics = await session.statistics
+        #expect(count == 80, "\(count) items, \(statistics)")
+        let id = try #require(await session.sessionID)
+        #expect(await session.window == (try fixture.freshWindow(ofSession: id)))
+        #expect(await session.statistics.resets == 0)
+        await session.close()
+    }
+
     @Test("a forced 409 recovers by reset")
     func sinceMismatch() async throws {
         let fixture = try APIFixture()
