@@ -32,6 +32,38 @@ struct IncrementalDiffTests {
         #expect(totals.resets > 25 && totals.trimmed > 125 && totals.multiVersion > 250)
     }
 
+    @Test("items of a removed section inserted again in a new section stay in the window, on both paths")
+    func itemsMovedThroughANewSection() throws {
+        func item(_ id: String) -> JSONValue { ["id": .string(id), "type": "t"] }
+        let first = try ListVersion(
+            document: [
+                "sections": [
+                    ["id": "new", "items": [item("n1"), item("n2")]],
+                    ["id": "today", "items": [item("a"), item("b")]],
+                    ["id": "older", "items": [item("c"), item("d"), item("e")]],
+                ]
+            ])
+        let window = try #require(first.page(around: "b", limit: 3))
+        #expect(window.itemIDs == ["a", "b", "c"])
+        let session = Session(
+            id: "s", list: "l", format: .batch, limit: 3, window: SessionWindow(window, of: first), bound: .none)
+        // A day's rollover: its section goes, its items come back under another.
+        let latest = try first.applying(opsDocument: [
+            "ops": [
+                ["op": "removeSections", "ids": ["today"]],
+                [
+                    "op": "insertSections", "before": "older",
+                    "sections": [["id": "yesterday", "items": [item("a"), item("b")]]],
+                ],
+            ]
+        ])
+        let incremental = try session.answer(since: 1, latest: latest, change: .update, resetShare: 0.5)
+        let full = try session.answer(since: 1, latest: latest, change: .update, resetShare: 0.5, incremental: false)
+        #expect(full.window.window.itemIDs == ["a", "b", "c"])
+        #expect(incremental.window.range == full.window.range)
+        #expect(incremental.window.window.itemIDs == ["a", "b", "c"])
+    }
+
     private func checkSession(seed: UInt64, totals: inout Totals) throws {
         var generator = RandomLists(seed: seed)
         var list = generator.list()

@@ -51,7 +51,13 @@ extension ListVersion {
             sectionIndex.insert(labels[index], for: sectionKeys[index])
             pendingDelta.replacedSections.append(sectionKeys[index])
         }
-        for (key, location) in locations { itemIndex.insert(location, for: key) }
+        // Recorded as changed: an id the list held before (its section removed in the same batch, or earlier in
+        // the versions a session spans) names the same key, and the incremental diff locates only the items the
+        // log names; unrecorded, such an item left every window that held it.
+        for (key, location) in locations {
+            itemIndex.insert(location, for: key)
+            touch(key)
+        }
     }
 
     /// Rewrites `items[k]…` (an index into all the sections' items in a row) as `sections[i].items[j]…`.
