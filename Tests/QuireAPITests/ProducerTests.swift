@@ -79,6 +79,12 @@ struct ProducerTests {
         let duplicate = try api.call("PUT", "/v1/lists/bad", json: document)
         #expect(duplicate.status == 422)
         #expect(try duplicate.problemSlug() == "invalid-list")
+        // An id with NUL in it: no store could keep it (PostgreSQL refuses it in text).
+        let nul = try api.call(
+            "PUT", "/v1/lists/bad", json: ["sections": [["id": "s", "items": [["id": "a\u{0}b", "type": "t"]]]]])
+        #expect(nul.status == 422)
+        #expect(try nul.problemSlug() == "invalid-list")
+        #expect(try nul.object()["path"] as? String == "sections[0].items[0].id")
         #expect(try duplicate.object()["path"] as? String == "sections[2].items[17].id")
         let missingType = try api.call(
             "PUT", "/v1/lists/bad", json: ["sections": [["id": "a", "items": [["id": "x"]]]]])

@@ -124,6 +124,11 @@ struct DraftDecoder {
         guard string.utf8.count <= maxLength else {
             throw path.error(.tooLong, at: key, "longer than \(maxLength) bytes")
         }
+        // NUL ends a C string, and PostgreSQL refuses it in text: an id a store could not keep is refused here,
+        // on every store alike (a PostgreSQL write would fail at commit, every time it was sent again).
+        guard !string.utf8.contains(0) else {
+            throw path.error(.invalidCharacter, at: key, "must not contain the NUL character (\\u0000)")
+        }
         return string
     }
 

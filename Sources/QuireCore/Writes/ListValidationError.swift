@@ -4,7 +4,7 @@
 public struct ListValidationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of rule was broken.
     public enum Kind: String, Sendable, Hashable {
-        case missingField, wrongType, emptyValue, tooLong, tooLarge, tooDeep, tooMany, unknownMember
+        case missingField, wrongType, emptyValue, invalidCharacter, tooLong, tooLarge, tooDeep, tooMany, unknownMember
         case duplicateID, unknownID, invalidAnchor, invalidOp
     }
 
