@@ -51,8 +51,11 @@ final class APIContext: Sendable {
             writeToken: configuration.writeToken, readToken: configuration.readToken,
             verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,
             sessions: sessions, readiness: readiness, denied: { [metrics] in metrics.denied($0) })
-        registry.observe { [longPolls, sessions, streams] list, version in
-            if version == nil {
+        registry.observe { [longPolls, sessions, streams, registry] list, version in
+            // A delete is told after the list's lock is released (a change feed tells a whole batch at the end):
+            // when the list was created again meanwhile, the sessions opened on it since are not the deleted
+            // list's to end (those older than the delete follow the new list, as a replacement of its sections).
+            if version == nil, registry.versionNumber(of: list) == nil {
                 sessions.removeAll(of: list)
                 streams.endAll(of: list)
             } else {
