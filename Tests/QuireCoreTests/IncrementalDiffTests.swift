@@ -64,6 +64,32 @@ struct IncrementalDiffTests {
         #expect(incremental.window.window.itemIDs == ["a", "b", "c"])
     }
 
+    @Test("a session opened on an empty list shows the first items written to it, up to its page, on both paths")
+    func emptyWindowFills() throws {
+        func item(_ id: String) -> JSONValue { ["id": .string(id), "type": "t"] }
+        let empty = try ListVersion(document: ["sections": [["id": "s", "items": []]]])
+        let window = empty.firstPage(limit: 3)
+        #expect(window.count == 0)
+        var session = Session(
+            id: "s", list: "l", format: .batch, limit: 3, window: SessionWindow(window, of: empty), bound: .none)
+        let latest = try empty.applying(opsDocument: [
+            "ops": [["op": "insertItems", "section": "s", "items": [item("a"), item("b"), item("c"), item("d")]]]
+        ])
+        let incremental = try session.answer(since: 1, latest: latest, change: .update, resetShare: 0.5)
+        let full = try session.answer(since: 1, latest: latest, change: .update, resetShare: 0.5, incremental: false)
+        #expect(full.window.window.itemIDs == ["a", "b", "c"])
+        #expect(incremental.window.range == full.window.range)
+        #expect(incremental.window.window.itemIDs == ["a", "b", "c"])
+        #expect(incremental.window.hasNext)
+        // Once it holds items, the window follows them as any other: the next insert at the end stays out.
+        session = incremental.session
+        let later = try latest.applying(opsDocument: [
+            "ops": [["op": "insertItems", "section": "s", "items": [item("e")]]]
+        ])
+        let next = try session.answer(since: 2, latest: later, change: .update, resetShare: 0.5)
+        #expect(next.window.window.itemIDs == ["a", "b", "c"])
+    }
+
     private func checkSession(seed: UInt64, totals: inout Totals) throws {
         var generator = RandomLists(seed: seed)
         var list = generator.list()

@@ -142,7 +142,8 @@ extension Session {
         case .expand(let id): expanded.insert(id)
         case .collapse(let id): expanded.remove(id)
         }
-        let bound = bound.after(extend)
+        var bound = bound.after(extend)
+        bound.fill = limit
         let compute = {
             Self.compute(
                 base: base, latest: latest, expanded: expanded, extend: extend, bound: bound, resetShare: resetShare,

@@ -17,10 +17,15 @@ public struct WindowBound: Sendable, Hashable {
     public var keep: Int
     /// Whether the client last scrolled towards the list's end (`extend=next`).
     public var travelsForward: Bool
+    /// The items an empty window at the list's start takes once the list has some: the session's page size
+    /// (0: it stays empty). A session opened on an empty list shows the first items written to it, as a
+    /// session opened afterwards would.
+    public var fill: Int
 
-    public init(keep: Int = 0, travelsForward: Bool = false) {
+    public init(keep: Int = 0, travelsForward: Bool = false, fill: Int = 0) {
         self.keep = max(keep, 0)
         self.travelsForward = travelsForward
+        self.fill = max(fill, 0)
     }
 
     /// No bound.
@@ -30,8 +35,8 @@ public struct WindowBound: Sendable, Hashable {
     public func after(_ extend: WindowExtension) -> WindowBound {
         switch extend {
         case .none: self
-        case .next: WindowBound(keep: keep, travelsForward: true)
-        case .previous: WindowBound(keep: keep, travelsForward: false)
+        case .next: WindowBound(keep: keep, travelsForward: true, fill: fill)
+        case .previous: WindowBound(keep: keep, travelsForward: false, fill: fill)
         }
     }
 
@@ -39,7 +44,8 @@ public struct WindowBound: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - kept: the first kept survivor's position and the position just past the last one, or `nil`
-    ///     when nothing of the old window survives (it keeps its place and size then).
+    ///     when nothing of the old window survives (it keeps its place and size then; an empty window at the
+    ///     list's start takes ``fill`` items).
     ///   - old: the old window's run.
     ///   - total: visible items in the new version.
     ///   - extend: growth asked for.
@@ -54,6 +60,7 @@ public struct WindowBound: Sendable, Hashable {
             end = min(total, start + old.count)
         }
         if old.lowerBound == 0 { start = 0 }
+        if kept == nil, old.isEmpty, old.lowerBound == 0 { end = min(total, max(end, fill)) }
         let cap = keep > 0 ? keep : Int.max
         switch extend {
         case .none: break
