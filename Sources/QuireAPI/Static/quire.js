@@ -239,6 +239,8 @@ export class QuireSession {
         this._visibleItem = null;
         this._closed = false;
         this._queue = Promise.resolve();
+        /** App calls queued or running (see _enqueue). */
+        this._appCalls = 0;
         this._closing = new AbortController();
         /** @type {AbortController|null} */
         this._stream = null;
@@ -301,8 +303,18 @@ export class QuireSession {
      * `longPollWait` seconds; the poll starts again after it.
      */
     _enqueue(request) {
-        if (request.kind !== "longPoll") this._pollAbort?.abort();
-        const run = this._queue.then(() => this._call(request));
+        const isPoll = request.kind === "longPoll";
+        if (!isPoll) {
+            this._pollAbort?.abort();
+            this._appCalls += 1;
+        }
+        const run = this._queue.then(() => {
+            // A poll queued while an app call ran (the follower polls again at once) would hold up the calls made
+            // after it for up to longPollWait seconds: it gives way, and the follower polls again behind them.
+            if (isPoll && this._appCalls > 0) throw new DOMException("an app call is waiting", "AbortError");
+            return this._call(request);
+        });
+        if (!isPoll) run.finally(() => { this._appCalls -= 1; }).catch(() => {});
         this._queue = run.catch(() => {});
         return run;
     }
