@@ -90,6 +90,45 @@ struct IncrementalDiffTests {
         #expect(next.window.window.itemIDs == ["a", "b", "c"])
     }
 
+    @Test(
+        "an end item moved far away leaves the window instead of stretching it, on both paths; a neighbour moved in stays"
+    )
+    func movedAwayLeavesTheWindow() throws {
+        func item(_ id: String) -> JSONValue { ["id": .string(id), "type": "t"] }
+        let first = try ListVersion(document: [
+            "sections": [["id": "s", "items": .array((0..<200).map { item("i\($0)") })]]
+        ])
+        func answer(_ window: Window, _ ops: JSONValue) throws -> (incremental: Window, full: Window) {
+            let session = Session(
+                id: "s", list: "l", format: .batch, limit: 20, window: SessionWindow(window, of: first), bound: .none)
+            let latest = try first.applying(opsDocument: ["ops": ops])
+            let incremental = try session.answer(since: 1, latest: latest, change: .update, resetShare: 0.5)
+            let full = try session.answer(
+                since: 1, latest: latest, change: .update, resetShare: 0.5, incremental: false)
+            #expect(incremental.window.range == full.window.range)
+            return (incremental.window.window, full.window.window)
+        }
+        let head = first.window(range: 0..<20)
+        let scrolled = first.window(range: 100..<120)
+        // The last item of the first page moved to the list's end: the window ends before it.
+        var (got, expected) = try answer(head, [["op": "moveItem", "id": "i19", "section": "s"]])
+        #expect(expected.itemIDs == (0..<19).map { "i\($0)" })
+        #expect(got.itemIDs == expected.itemIDs)
+        // The first item of a window further down moved to the top: the window starts after it.
+        (got, expected) = try answer(scrolled, [["op": "moveItem", "id": "i100", "section": "s", "before": "i0"]])
+        #expect(expected.itemIDs == (101..<120).map { "i\($0)" })
+        #expect(got.itemIDs == expected.itemIDs)
+        // The item after the window moved into it, before its last item: the window keeps all of its items.
+        (got, expected) = try answer(head, [["op": "moveItem", "id": "i20", "section": "s", "before": "i19"]])
+        #expect(expected.itemIDs == (0..<19).map { "i\($0)" } + ["i20", "i19"])
+        #expect(got.itemIDs == expected.itemIDs)
+        // Items inserted after the window's last item stay out of it; before it, they are in.
+        (got, expected) = try answer(
+            head, [["op": "insertItems", "section": "s", "after": "i18", "items": [item("x"), item("y")]]])
+        #expect(expected.itemIDs == (0..<19).map { "i\($0)" } + ["x", "y", "i19"])
+        #expect(got.itemIDs == expected.itemIDs)
+    }
+
     private func checkSession(seed: UInt64, totals: inout Totals) throws {
         var generator = RandomLists(seed: seed)
         var list = generator.list()

@@ -197,7 +197,8 @@ extension Session {
         }
         // A window of an earlier id table (the list's table was compacted since) is matched by id.
         let old = base.window.rekeyed(to: latest.interner)
-        let new = latest.window(following: old, expanded: expanded, extend: extend, bound: bound)
+        let new = latest.window(
+            following: old, expanded: expanded, extend: extend, bound: bound, neighbours: base.neighbours(in: latest))
         let changes = SessionChanges.full(old.changes(to: new))
         let isReset = changes.exceeds(share: resetShare) && !changes.isEmpty
         return SharedAnswer(

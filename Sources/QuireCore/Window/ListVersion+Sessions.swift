@@ -40,6 +40,25 @@ public struct WindowBound: Sendable, Hashable {
         }
     }
 
+    /// The first and the position past the last of a window's kept survivors (in increasing order: `first`, then
+    /// `second` when there is one; `penultimate` when there is one, then `last`), less an end survivor that moved
+    /// past the old window's neighbour on its side: API.md §4, an item moved far away leaves the window instead
+    /// of stretching it. The item that followed the old window (now at `after`) sitting between the last two
+    /// survivors, not just before the last one, says the last one left: it was moved away, over the window's
+    /// neighbour (a neighbour moved into the window sits before items of it that follow on, and is kept out of
+    /// this by being right before the last, or before the penultimate). The first survivor likewise with the
+    /// item that preceded the window (`before`). Positions only, so that both diff paths find the same run.
+    ///
+    /// - Complexity: O(1).
+    static func keptEnds(
+        first: Int, second: Int?, penultimate: Int?, last: Int, before: Int?, after: Int?
+    ) -> (start: Int, end: Int) {
+        var (start, end) = (first, last + 1)
+        if let after, let penultimate, penultimate < after, last > after + 1 { end = penultimate + 1 }
+        if let before, let second, first < before - 1, before < second { start = second }
+        return start < end ? (start, end) : (first, last + 1)
+    }
+
     /// The run of visible positions a window takes, given where its surviving items now are.
     ///
     /// - Parameters:
@@ -93,8 +112,11 @@ extension ListVersion {
     ///   - extend: growth asked for with this request.
     ///   - bound: the session's bound on its window, trimmed in the same answer.
     /// - Complexity: O(*k* (*e* + log *n*) + *s*) for an old window of *k* items.
+    ///   - neighbours: the keys (in this version's id table) of the items just before and just after `old` in the
+    ///     version it was cut from, when they exist (see ``WindowBound/keptEnds(first:second:penultimate:last:before:after:)``).
     public func window(
-        following old: Window, expanded: Set<String>, extend: WindowExtension = .none, bound: WindowBound = .none
+        following old: Window, expanded: Set<String>, extend: WindowExtension = .none, bound: WindowBound = .none,
+        neighbours: (before: Int32?, after: Int32?) = (nil, nil)
     ) -> Window {
         let layout = VisibleLayout(version: self, expanded: expanded)
         var positions: [Int] = []
@@ -105,11 +127,15 @@ extension ListVersion {
             }
         }
         let kept = longestIncreasingSubsequenceMask(positions)
+        let keptPositions = positions.indices.filter { kept[$0] }.map { positions[$0] }
         var survivors: (start: Int, end: Int)?
-        if let first = positions.indices.first(where: { kept[$0] }),
-            let last = positions.indices.last(where: { kept[$0] })
-        {
-            survivors = (positions[first], positions[last] + 1)
+        if let first = keptPositions.first, let last = keptPositions.last {
+            let count = keptPositions.count
+            survivors = WindowBound.keptEnds(
+                first: first, second: count > 1 ? keptPositions[1] : nil,
+                penultimate: count > 1 ? keptPositions[count - 2] : nil, last: last,
+                before: neighbours.before.flatMap { layout.position(of: $0) },
+                after: neighbours.after.flatMap { layout.position(of: $0) })
         }
         let range = bound.range(kept: survivors, old: old.start..<old.end, total: layout.total, extend: extend)
         return window(range: range, layout: layout, expanded: expanded)
