@@ -253,16 +253,12 @@ static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, 
     if (socket < 0) return 0;
     struct quire_tls_connection *state = quire_tls_connection_of(connection);
     if (NULL == state || NULL == state->session) return 0;
-    if (body_bytes > QUIRE_TLS_CORK_MAX_BYTES) {
+    if (body_bytes > QUIRE_TLS_CORK_MAX_BYTES - QUIRE_TLS_HEADER_ALLOWANCE) {
         /* Sent uncorked, and not counted: the room found before is no longer known. */
         state->corks_left = 0;
         return 0;
     }
     const size_t bytes = body_bytes + QUIRE_TLS_HEADER_ALLOWANCE;
-    if (bytes > QUIRE_TLS_CORK_MAX_BYTES) {
-        state->corks_left = 0;
-        return 0;
-    }
     /* Twice the bytes and a page: the kernel counts a segment's bookkeeping against the buffer too. */
     const int64_t needed = 2 * (int64_t) bytes + 4096;
     if (state->corks_left <= 0 || state->cork_budget < needed) {

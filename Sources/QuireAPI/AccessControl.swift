@@ -87,7 +87,7 @@ final class AccessControl: Sendable {
     let verifier: TokenVerifier?
     private let sessions: SessionStore
     /// The service's readiness: nothing is admitted while it starts (see ``admit(_:_:_:)``).
-    private let readiness: Readiness?
+    private let readiness: Readiness
     private let denied: @Sendable (DenialReason) -> Void
 
     /// - Parameters:
@@ -95,7 +95,7 @@ final class AccessControl: Sendable {
     ///   - denied: told of every denial, for the metrics.
     init(
         writeToken: String?, readToken: String?, verifier: TokenVerifier?, sessions: SessionStore,
-        readiness: Readiness? = nil, denied: @escaping @Sendable (DenialReason) -> Void = { _ in }
+        readiness: Readiness, denied: @escaping @Sendable (DenialReason) -> Void = { _ in }
     ) {
         self.readiness = readiness
         self.writeToken = writeToken.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
@@ -111,7 +111,7 @@ final class AccessControl: Sendable {
     /// Admits `request` to a route that needs `access`, or throws its problem: `401 unauthorized`,
     /// `403 forbidden`, or `404 session-not-found` for another subject's session.
     func admit(_ request: Request, _ access: RouteAccess, _ parameters: RouteParameters) throws(Problem) -> Caller {
-        if let readiness, readiness.state == .starting {
+        if readiness.state == .starting {
             // Before the stored lists are loaded, a list is neither missing (404) nor new (a PUT would replace
             // the stored one as if it were): nothing is answered from or written to a registry still empty.
             throw Problem.overloaded(

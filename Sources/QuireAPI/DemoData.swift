@@ -85,8 +85,10 @@ enum DemoData {
                     _ = try previous.applying(opsDocument: ["ops": .array(batch)])
                     return .ops(["ops": .array(batch)])
                 } catch {
-                    guard batch.count > 1, batch.indices.contains(error.opIndex) else { throw .invalidOp(error) }
-                    batch.remove(at: error.opIndex)
+                    guard let index = error.opIndex, batch.count > 1, batch.indices.contains(index) else {
+                        throw .invalidOp(error)
+                    }
+                    batch.remove(at: index)
                 }
             }
         }

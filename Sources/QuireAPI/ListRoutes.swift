@@ -28,25 +28,8 @@ extension APIContext {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
-        var invalid: Problem?
-        if let unknown = body.objectValue?.keys.filter({ $0 != "ops" }).min() {
-            invalid = Problem(
-                .invalidOp, detail: "\(unknown): unknown member.", extensions: [.init("path", .string(unknown))])
-        } else if let ops = body["ops"]?.arrayValue, ops.isEmpty {
-            invalid = Problem(
-                .invalidOp, detail: "ops: expected at least one op.", extensions: [.init("path", .string("ops"))])
-        }
-        if let invalid {
-            // The order of checks (openapi.yaml): a missing list (404) and a failed If-Match (412) come before
-            // the content (422).
-            guard let current = registry.versionNumber(of: name) else {
-                throw problem(for: .listNotFound, list: name)
-            }
-            if let tags = versions(ifMatch, of: name), !tags.contains(current) {
-                throw problem(for: .versionMismatch(current: current), list: name)
-            }
-            throw invalid
-        }
+        // The batch's own checks (no member beside `ops`, an op or more) are the write's (ListWrite): the registry
+        // makes them after the list's existence (404) and If-Match (412), in the order of checks (openapi.yaml).
         let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: true, .ops(body))
         return writeAnswer(name, commit.version.version, status: 200)
     }
@@ -102,12 +85,12 @@ extension APIContext {
         case .invalidList(let error):
             return Problem(.invalidList, detail: error.description, extensions: [.init("path", .string(error.path))])
         case .invalidOp(let error):
-            if error.path == "ops" {
-                return Problem(.invalidOp, detail: error.error.description, extensions: [.init("path", .string("ops"))])
+            guard let opIndex = error.opIndex else {
+                return Problem(.invalidOp, detail: error.description, extensions: [.init("path", .string(error.path))])
             }
             return Problem(
                 .invalidOp, detail: error.description,
-                extensions: [.init("opIndex", .int(error.opIndex)), .init("path", .string(error.path))])
+                extensions: [.init("opIndex", .int(opIndex)), .init("path", .string(error.path))])
         case .storage(let reason):
             logger.error("store write failed", metadata: ["list": "\(list)", "error": "\(reason)"])
             return Problem.overloaded(

@@ -34,7 +34,6 @@ struct IncrementalDiffTests {
 
     @Test("items of a removed section inserted again in a new section stay in the window, on both paths")
     func itemsMovedThroughANewSection() throws {
-        func item(_ id: String) -> JSONValue { ["id": .string(id), "type": "t"] }
         let first = try ListVersion(
             document: [
                 "sections": [
@@ -66,7 +65,6 @@ struct IncrementalDiffTests {
 
     @Test("a session opened on an empty list shows the first items written to it, up to its page, on both paths")
     func emptyWindowFills() throws {
-        func item(_ id: String) -> JSONValue { ["id": .string(id), "type": "t"] }
         let empty = try ListVersion(document: ["sections": [["id": "s", "items": []]]])
         let window = empty.firstPage(limit: 3)
         #expect(window.count == 0)
@@ -94,7 +92,6 @@ struct IncrementalDiffTests {
         "an end item moved far away leaves the window instead of stretching it, on both paths; a neighbour moved in stays"
     )
     func movedAwayLeavesTheWindow() throws {
-        func item(_ id: String) -> JSONValue { ["id": .string(id), "type": "t"] }
         let first = try ListVersion(document: [
             "sections": [["id": "s", "items": .array((0..<200).map { item("i\($0)") })]]
         ])
@@ -128,6 +125,9 @@ struct IncrementalDiffTests {
         #expect(expected.itemIDs == (0..<19).map { "i\($0)" } + ["x", "y", "i19"])
         #expect(got.itemIDs == expected.itemIDs)
     }
+
+    /// An item of type `t`, as a list document or an op names it.
+    private func item(_ id: String) -> JSONValue { ["id": .string(id), "type": "t"] }
 
     private func checkSession(seed: UInt64, totals: inout Totals) throws {
         var generator = RandomLists(seed: seed)

@@ -85,13 +85,6 @@ private struct SparseTransitionBuilder {
         oldStart = base.range.lowerBound
     }
 
-    /// Where the item at visible position `position` of the old version (a neighbour of the old window) is in
-    /// the new one, if both exist.
-    func neighbourPosition(at position: Int) -> Int? {
-        guard let item = old.visibleItem(at: position, layout: oldLayout) else { return nil }
-        return newLayout.position(of: item.key)
-    }
-
     /// Adds the children that the item `key` shows in either window (it is expanded in one of them), and
     /// theirs when they are expanded too.
     func touchShownChildren(of key: Int32, into touched: inout Set<Int32>) {
@@ -179,10 +172,11 @@ private struct SparseTransitionBuilder {
             // The same positions window(following:) keeps, read from the runs (a run of n holds n positions).
             let second = first.high > first.low ? first.low + 1 : keptRuns.dropFirst().first?.low
             let penultimate = last.high > last.low ? last.high - 1 : keptRuns.dropLast().last?.high
+            let neighbours = base.neighbours(in: new, layout: oldLayout)
             keptRange = WindowBound.keptEnds(
                 first: first.low, second: second, penultimate: penultimate, last: last.high,
-                before: neighbourPosition(at: base.range.lowerBound - 1),
-                after: neighbourPosition(at: base.range.upperBound))
+                before: neighbours.before.flatMap { newLayout.position(of: $0) },
+                after: neighbours.after.flatMap { newLayout.position(of: $0) })
         }
         let newRange = bound.range(kept: keptRange, old: base.range, total: newLayout.total, extend: extend)
 

@@ -24,7 +24,14 @@ public enum ListWrite: Sendable, Equatable {
         case .ops(let document):
             guard let previous else { throw .listNotFound }
             do throws(OpError) {
-                return try previous.applying(opsDocument: document)
+                let ops = try ListOp.decodeBatch(document, limits: previous.limits)
+                // A producer's batch holds an op or more (an empty one applied by the core is a no-op).
+                guard !ops.isEmpty else {
+                    throw OpError(
+                        opIndex: nil,
+                        error: ListValidationError(.emptyValue, path: "ops", reason: "expected at least one op"))
+                }
+                return try previous.applying(ops)
             } catch {
                 throw .invalidOp(error)
             }

@@ -113,9 +113,10 @@ public final class SessionWindow: Sendable {
     /// The keys, in `latest`'s id table, of the items just before and just after this window in its version,
     /// when they still exist there (see ``ListVersion/window(following:expanded:extend:bound:neighbours:)``).
     ///
+    /// - Parameter layout: the layout of this window's version and expanded set, when the caller has it.
     /// - Complexity: O(log *n*) besides the layout of this window's version.
-    func neighbours(in latest: ListVersion) -> (before: Int32?, after: Int32?) {
-        let layout = VisibleLayout(version: version, expanded: expanded)
+    func neighbours(in latest: ListVersion, layout: VisibleLayout? = nil) -> (before: Int32?, after: Int32?) {
+        let layout = layout ?? VisibleLayout(version: version, expanded: expanded)
         func key(at position: Int) -> Int32? {
             guard let item = version.visibleItem(at: position, layout: layout) else { return nil }
             return latest.interner === version.interner ? item.key : latest.interner.lookup(item.node.id)

@@ -6,11 +6,12 @@ extension ListOp {
     public static func decodeBatch(_ json: JSONValue, limits: ListLimits = ListLimits()) throws(OpError) -> [ListOp] {
         if let object = json.objectValue, let unknown = object.keys.filter({ $0 != "ops" }).min() {
             throw OpError(
-                opIndex: 0, error: ListValidationError(.unknownMember, path: unknown, reason: "unknown member"))
+                opIndex: nil, error: ListValidationError(.unknownMember, path: unknown, reason: "unknown member"))
         }
         guard let ops = json["ops"]?.arrayValue else {
             throw OpError(
-                opIndex: 0, error: ListValidationError(.missingField, path: "ops", reason: "expected an array of ops"))
+                opIndex: nil, error: ListValidationError(.missingField, path: "ops", reason: "expected an array of ops")
+            )
         }
         var result: [ListOp] = []
         result.reserveCapacity(ops.count)

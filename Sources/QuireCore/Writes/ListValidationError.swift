@@ -27,12 +27,13 @@ public struct ListValidationError: Error, Sendable, Hashable, CustomStringConver
 /// An op batch that cannot be applied: the index of the first failing op and what is wrong in it
 /// (`path` is relative to that op, like `items[0].id`). No op of the batch is applied.
 public struct OpError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Index of the failing op in the batch.
-    public let opIndex: Int
-    /// The problem, with a path inside the op.
+    /// Index of the failing op in the batch; `nil` when the batch itself is refused (no `ops` array, no op in
+    /// it, a member beside it).
+    public let opIndex: Int?
+    /// The problem, with a path inside the op (or the batch).
     public let error: ListValidationError
 
-    public init(opIndex: Int, error: ListValidationError) {
+    public init(opIndex: Int?, error: ListValidationError) {
         self.opIndex = opIndex
         self.error = error
     }
@@ -40,7 +41,10 @@ public struct OpError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The path inside the op.
     public var path: String { error.path }
 
-    public var description: String { "ops[\(opIndex)]\(error.path.isEmpty ? "" : ".")\(error.description)" }
+    public var description: String {
+        guard let opIndex else { return error.description }
+        return "ops[\(opIndex)]\(error.path.isEmpty ? "" : ".")\(error.description)"
+    }
 }
 
 /// A path being walked while decoding, rendered only when an error needs it.
