@@ -281,9 +281,17 @@ public final class RouterResponder: HTTPResponder {
                 reply: .response(Problem.methodNotAllowed(method, allowed: node.allowed).response),
                 route: node.label, subject: nil)
         }
+        // The handler is called here, not through a closure given to a helper: the closure's capture copied the
+        // request and its parameters (every field retained and released), on every request.
         switch handler {
         case .open(let handler):
-            return Routed(reply: reply(request) { try handler(request, parameters) }, route: node.label, subject: nil)
+            let reply: Reply
+            do {
+                reply = try handler(request, parameters)
+            } catch {
+                reply = failure(error, of: request)
+            }
+            return Routed(reply: reply, route: node.label, subject: nil)
         case .guarded(let needed, let handler):
             let caller: Caller
             do throws(Problem) {
@@ -291,28 +299,28 @@ public final class RouterResponder: HTTPResponder {
             } catch {
                 return Routed(reply: .response(error.response), route: node.label, subject: nil)
             }
-            return Routed(
-                reply: reply(request) { try handler(request, parameters, caller) }, route: node.label,
-                subject: caller.subject)
+            let reply: Reply
+            do {
+                reply = try handler(request, parameters, caller)
+            } catch {
+                reply = failure(error, of: request)
+            }
+            return Routed(reply: reply, route: node.label, subject: caller.subject)
         }
     }
 
-    private func reply(_ request: Request, _ handler: () throws -> Reply) -> Reply {
-        let method = request.method
-        do {
-            return try handler()
-        } catch let problem as Problem {
-            return .response(problem.response)
-        } catch {
-            let requestID = request.requestID.isEmpty ? RequestID.generate() : request.requestID
-            logger.error(
-                "unexpected error",
-                metadata: [
-                    "request-id": "\(requestID)", "method": "\(method)", "path": "\(request.path)", "error": "\(error)",
-                ]
-            )
-            return .response(Problem.internal(requestID: requestID).response)
-        }
+    /// The answer to a handler's error: its problem document, or a logged `500` for anything else.
+    private func failure(_ error: any Error, of request: Request) -> Reply {
+        if let problem = error as? Problem { return .response(problem.response) }
+        let requestID = request.requestID.isEmpty ? RequestID.generate() : request.requestID
+        logger.error(
+            "unexpected error",
+            metadata: [
+                "request-id": "\(requestID)", "method": "\(request.method)", "path": "\(request.path)",
+                "error": "\(error)",
+            ]
+        )
+        return .response(Problem.internal(requestID: requestID).response)
     }
 
     public func response(for rejection: RequestRejection) -> Response {
