@@ -95,6 +95,11 @@ extension APIContext {
             logger.error("store write failed", metadata: ["list": "\(list)", "error": "\(reason)"])
             return Problem.overloaded(
                 "The list could not be stored; nothing was changed. Retry shortly.", retryAfterSeconds: 1)
+        case .storageOutcomeUnknown(let reason):
+            logger.error("store write outcome unknown", metadata: ["list": "\(list)", "error": "\(reason)"])
+            return Problem.overloaded(
+                "The database stopped answering while the write was being committed: it may or may not have been made. Read the list's version before writing again.",
+                retryAfterSeconds: 1)
         }
     }
 }

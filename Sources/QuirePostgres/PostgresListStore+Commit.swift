@@ -52,9 +52,11 @@ extension PostgresListStore {
     ) throws -> Int64 {
         let held = heldLocks.withLock { $0.removeValue(forKey: list) }
         let connection = try held ?? connections.acquire()
+        var committing = false
         do {
             if held == nil { _ = try connection.query("BEGIN", logger: logger).wait(within: patience) }
             let position = try body(connection)
+            committing = true
             _ = try connection.query("COMMIT", logger: logger).wait(within: patience)
             connections.release(connection)
             return position
@@ -70,6 +72,13 @@ extension PostgresListStore {
             let state = PostgresConnections.sqlState(of: error)
             if (creating && state == "23505") || state == "40P01" || state == "40001" {
                 throw StoreConflict(list: list)
+            }
+            // COMMIT sent and no answer from the server (the connection failed, or the deadline passed): the
+            // transaction may have committed. An error the server reported means it rolled back.
+            if committing && state == nil {
+                throw StoreOutcomeUnknown(
+                    "committing list \"\(list)\": \(PostgresConnections.describe(error)); the commit may have been made"
+                )
             }
             if let error = error as? PostgresStoreError { throw error }
             throw PostgresStoreError("writing list \"\(list)\": \(PostgresConnections.describe(error))")

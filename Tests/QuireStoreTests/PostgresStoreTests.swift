@@ -49,10 +49,14 @@ private final class Instance: Sendable {
     let registry: ListRegistry
     let feed: PostgresChangeFeed
 
-    init(_ database: TestDatabase, follow: Bool = true, poolSize: Int = 4, statementTimeout: Double = 5) throws {
+    init(
+        _ database: TestDatabase, follow: Bool = true, poolSize: Int = 4, statementTimeout: Double = 5,
+        through proxy: CommitCuttingProxy? = nil
+    ) throws {
         var logger = Logger(label: "quire-test")
         logger.logLevel = .critical
         var settings = database.settings
+        if let proxy { (settings.host, settings.port) = ("127.0.0.1", proxy.port) }
         settings.poolSize = poolSize
         settings.statementTimeoutSeconds = statementTimeout
         store = try PostgresListStore(settings: settings, logger: logger)
@@ -243,6 +247,50 @@ extension PostgresStoreTests {
         _ = try a.registry.write("other") { _ throws(ListRegistry.WriteError) in emptyList }
     }
 
+    @Test(
+        "a connection lost while committing is an unknown outcome, not a failure: made or not, the instance ends where the store is"
+    )
+    func commitOutcomeUnknown() async throws {
+        let database = try TestDatabase()
+        let proxy = try CommitCuttingProxy(to: database.settings)
+        let instance = try Instance(database, poolSize: 1, through: proxy)
+        _ = try instance.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }
+        func unknownOutcome(_ error: any Error) -> Bool {
+            guard case ListRegistry.WriteError.storageOutcomeUnknown(let reason) = error else { return false }
+            return reason.contains("may have been made")
+        }
+
+        // The COMMIT reaches PostgreSQL, its answer does not reach the instance: the write was made, and the
+        // change feed brings it in.
+        proxy.arm(.afterPassingOn)
+        #expect(
+            performing: {
+                _ = try instance.registry.write("l", mustExist: true) { _ throws(ListRegistry.WriteError) in
+                    insert("made")
+                }
+            }, throws: unknownOutcome)
+        #expect(proxy.cutCount == 1)
+        try await instance.waitFor("l", version: 2)
+        #expect(instance.registry.version(of: "l")?.containsItem("made") == true)
+
+        // The COMMIT never reaches PostgreSQL: the transaction rolls back, and nothing comes in.
+        proxy.arm(.beforePassingOn)
+        #expect(
+            performing: {
+                _ = try instance.registry.write("l", mustExist: true) { _ throws(ListRegistry.WriteError) in
+                    insert("lost")
+                }
+            }, throws: unknownOutcome)
+        #expect(proxy.cutCount == 2)
+        // The next write goes through on a new connection, on top of what the store holds.
+        let next = try instance.registry.write("l", mustExist: true) { _ throws(ListRegistry.WriteError) in
+            insert("next")
+        }
+        #expect(next.version.version == 3)
+        #expect(next.version.containsItem("made") && next.version.containsItem("next"))
+        #expect(!next.version.containsItem("lost"))
+    }
+
     @Test("two instances creating one list at once (sections in opposite orders) both succeed, one after the other")
     func concurrentCreates() throws {
         let database = try TestDatabase()
@@ -269,6 +317,113 @@ extension PostgresStoreTests {
                 a.registry.version(of: "c\(round)")?.version == 2 || b.registry.version(of: "c\(round)")?.version == 2)
         }
         #expect(failures.withLock { $0 } == [])
+    }
+}
+
+/// A TCP proxy in front of the test server that, once armed, cuts the connection that sends the next COMMIT:
+/// after passing it on (PostgreSQL commits, the client never hears so) or instead of passing it on (PostgreSQL
+/// rolls back). Either way the client sees its connection fail while committing.
+private final class CommitCuttingProxy: Sendable {
+    enum Cut { case afterPassingOn, beforePassingOn }
+
+    let port: Int
+    private let listener: Int32
+    private let target: (host: String, port: Int)
+    private let armed = Mutex<Cut?>(nil)
+    private let cuts = Atomic<Int>(0)
+
+    init(to settings: PostgresSettings) throws {
+        target = (settings.host, settings.port)
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listening, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(listening, 16) == 0 else { throw PostgresStoreError("proxy: cannot listen") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) }
+        }
+        listener = listening
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    /// The connections cut so far.
+    var cutCount: Int { cuts.load(ordering: .relaxed) }
+
+    /// Cuts the connection that sends the next COMMIT, the way `cut` says.
+    func arm(_ cut: Cut) { armed.withLock { $0 = cut } }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }  // closed: the test is over
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: UInt16(target.port))
+            address.sin_addr.s_addr = inet_addr(target.host == "localhost" ? "127.0.0.1" : target.host)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else {
+                close(client)
+                close(server)
+                continue
+            }
+            let answerCut = Atomic<Bool>(false)
+            Thread { [self] in  // client to server: watches for COMMIT
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let count = recv(client, &buffer, buffer.count, 0)
+                    guard count > 0 else { break }
+                    let chunk = buffer[..<count]
+                    let cut = chunk.firstRange(of: Array("COMMIT".utf8)) != nil ? armed.withLock { $0.take() } : nil
+                    if cut == .beforePassingOn {
+                        cuts.add(1, ordering: .relaxed)
+                        break
+                    }
+                    if cut == .afterPassingOn { answerCut.store(true, ordering: .sequentiallyConsistent) }
+                    guard send(server, Array(chunk), count, Int32(MSG_NOSIGNAL)) == count else { break }
+                    if cut == .afterPassingOn {
+                        cuts.add(1, ordering: .relaxed)
+                        sleep(1)  // PostgreSQL reads the whole COMMIT before it can see the connection end
+                        break
+                    }
+                }
+                shutdown(client, Int32(SHUT_RDWR))
+                shutdown(server, Int32(SHUT_RDWR))
+            }.start()
+            Thread {  // server to client: nothing more once the COMMIT's answer is to be lost
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let count = recv(server, &buffer, buffer.count, 0)
+                    guard count > 0, !answerCut.load(ordering: .sequentiallyConsistent) else { break }
+                    guard send(client, buffer, count, Int32(MSG_NOSIGNAL)) == count else { break }
+                }
+                shutdown(client, Int32(SHUT_RDWR))
+                shutdown(server, Int32(SHUT_RDWR))
+                usleep(1_500_000)  // both directions are done with their sockets by then
+                close(client)
+                close(server)
+            }.start()
+        }
+    }
+
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
     }
 }
 

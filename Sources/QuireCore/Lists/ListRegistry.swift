@@ -196,6 +196,8 @@ public final class ListRegistry: Sendable {
                     conflicted = true
                     try recover(from: conflict, attempt: attempt, position: &position, events: &events)
                     continue
+                } catch let unknown as StoreOutcomeUnknown {
+                    throw .storageOutcomeUnknown(unknown.description)
                 } catch {
                     throw .storage(String(describing: error))
                 }
@@ -239,6 +241,8 @@ public final class ListRegistry: Sendable {
                     conflicted = true
                     try recover(from: conflict, attempt: attempt, position: &position, events: &events)
                     continue
+                } catch let unknown as StoreOutcomeUnknown {
+                    throw .storageOutcomeUnknown(unknown.description)
                 } catch {
                     throw .storage(String(describing: error))
                 }
@@ -402,6 +406,9 @@ extension ListRegistry {
         case invalidOp(OpError)
         /// The store failed to commit; the previous version stays current.
         case storage(String)
+        /// The store's commit was sent but not answered: the write may or may not have been made. The previous
+        /// version stays current here until a shared store's change feed says otherwise.
+        case storageOutcomeUnknown(String)
     }
 }
 

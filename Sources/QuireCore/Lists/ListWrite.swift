@@ -98,6 +98,17 @@ public struct StoreConflict: Error, CustomStringConvertible, Sendable {
     public var description: String { "list \"\(list)\" was written by another instance first" }
 }
 
+/// Thrown by a store whose commit was sent but not answered (the connection failed or timed out while
+/// committing): the write may or may not have been made. The registry keeps its previous version; a shared
+/// store's change feed brings the write in if it was made.
+public struct StoreOutcomeUnknown: Error, CustomStringConvertible, Sendable {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
 /// Every stored list with where each stands in the store's log, for a full (re)load.
 public struct StoredLists: Sendable {
     public var lists: [String: ListVersion]
