@@ -107,7 +107,7 @@ extension QuireSession {
         case .extend(let direction, let limit):
             return try await client.changes(session: id, .init(seq: seq, extend: direction, limit: limit))
         case .longPoll(let wait):
-            return try await client.changes(session: id, .init(seq: seq, wait: wait))
+            return try await client.changes(session: id, .init(seq: seq, wait: Double(wait)))
         case .expand(let item, let expanding):
             return try await client.expand(session: id, .init(seq: seq, id: item), expanding: expanding)
         case .reset(let limit):
