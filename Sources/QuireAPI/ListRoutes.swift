@@ -39,7 +39,7 @@ extension APIContext {
         let name = try RequestInput.listName(parameters)
         let ifMatch = try RequestInput.ifMatch(request)
         do throws(ListRegistry.WriteError) {
-            try registry.delete(name, ifMatch: versions(ifMatch, of: name))
+            try registry.delete(name, ifMatch: ifMatch)
         } catch {
             throw problem(for: error, list: name)
         }
@@ -47,21 +47,12 @@ extension APIContext {
     }
 
     private func commitWrite(
-        _ name: String, ifMatch: RequestInput.IfMatch?, mustExist: Bool, _ write: ListWrite
+        _ name: String, ifMatch: ListRegistry.IfMatch?, mustExist: Bool, _ write: ListWrite
     ) throws(Problem) -> ListRegistry.Commit {
         do throws(ListRegistry.WriteError) {
-            return try registry.write(name, ifMatch: versions(ifMatch, of: name), mustExist: mustExist) { _ in write }
+            return try registry.write(name, ifMatch: ifMatch, mustExist: mustExist) { _ in write }
         } catch {
             throw problem(for: error, list: name)
-        }
-    }
-
-    /// `If-Match` as the set of versions a write may replace (`*`: the current one, if any).
-    private func versions(_ ifMatch: RequestInput.IfMatch?, of name: String) -> Set<UInt64>? {
-        switch ifMatch {
-        case nil: nil
-        case .versions(let versions): versions
-        case .any: registry.version(of: name).map { [$0.version] } ?? [UInt64.max]
         }
     }
 

@@ -101,18 +101,13 @@ enum RequestInput {
     }
 
     /// `If-Match`: `nil` when absent; `*` matches any existing version; else the quoted versions.
-    static func ifMatch(_ request: Request) throws(Problem) -> IfMatch? {
+    static func ifMatch(_ request: Request) throws(Problem) -> ListRegistry.IfMatch? {
         guard let value = request.headers["If-Match"] else { return nil }
         if value.trimming(" \t") == "*" { return .any }
         guard let versions = entityTags(value) else {
             throw Problem(.invalidRequest, detail: "If-Match must be * or quoted versions such as \"7\".")
         }
         return .versions(versions)
-    }
-
-    enum IfMatch {
-        case any
-        case versions(Set<UInt64>)
     }
 
     /// `"1", "2"` → {1, 2}; weak tags never match; `nil` when malformed. The tag of a compressed

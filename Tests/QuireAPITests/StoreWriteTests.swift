@@ -73,6 +73,62 @@ struct StoreWriteTests {
         #expect(metrics.contains(#"quire_http_requests_total{method="PUT",route="/v1/lists/{list}",status="201"} 2"#))
     }
 
+    @Test("If-Match: * is checked when the write is made: another write landing first does not make it 412")
+    func ifMatchAnyUnderTheLock() throws {
+        let store = GatedStore()
+        var configuration = QuireService.Configuration.testing
+        configuration.demo.seed = false
+        let service = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
+        try service.startAndLoad()
+        let server = try TestServer(running: service.server)
+        defer { service.shutdown() }
+        var released = false
+        defer { if !released { store.release.signal() } }
+        let json = [("Content-Type", "application/json")]
+        // The first write of `slow` waits in the store, holding the list's lock; it is released at once.
+        Thread { store.release.signal() }.start()
+        #expect(
+            try server.connect().request("PUT", "/v1/lists/slow", headers: json, body: Array(#"{"sections":[]}"#.utf8))
+                .status == 201)
+        _ = store.entered.wait(timeout: .now() + 5)
+
+        let first = Mutex<Int?>(nil)
+        Thread {
+            let answer = try? server.connect(timeoutSeconds: 60).request(
+                "PUT", "/v1/lists/slow", headers: json, body: Array(#"{"sections":[{"id":"a","items":[]}]}"#.utf8))
+            first.withLock { $0 = answer?.status }
+        }.start()
+        #expect(store.entered.wait(timeout: .now() + 30) == .success, "the first write never reached the store")
+        // Version 1 is current while the second write arrives; version 2 is when it is made.
+        let second = Mutex<(Int, String?)?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        Thread {
+            let answer = try? server.connect(timeoutSeconds: 60).request(
+                "PUT", "/v1/lists/slow", headers: json + [("If-Match", "*")],
+                body: Array(#"{"sections":[{"id":"b","items":[]}]}"#.utf8))
+            second.withLock { $0 = answer.map { ($0.status, $0.headers["ETag"]) } }
+            answered.signal()
+        }.start()
+        // The second write reads its request and waits for the list's lock. Its queue's second thread may
+        // take a while to start (libdispatch adds a worker after seeing one blocked), so the wait is long;
+        // were it too short, the test would only pass on the old code too, never fail on the new.
+        usleep(1_500_000)
+        store.release.signal()
+        store.release.signal()  // the second write's commit
+        released = true
+        #expect(answered.wait(timeout: .now() + 30) == .success)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while first.withLock({ $0 }) == nil && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(first.withLock { $0 } == 200)
+        #expect(second.withLock { $0?.0 } == 200)
+        #expect(second.withLock { $0?.1 } == "\"3\"")
+        #expect(service.registry.version(of: "slow")?.sectionIDs == ["b"])
+        // A list that does not exist matches no tag, `*` included.
+        let missing = try server.connect().request(
+            "PUT", "/v1/lists/none", headers: json + [("If-Match", "*")], body: Array(#"{"sections":[]}"#.utf8))
+        #expect(missing.status == 412)
+    }
+
     @Test(
         "shutting down: a write in flight is answered with its outcome, a write that arrives meanwhile is refused at once"
     )

@@ -120,14 +120,15 @@ public final class ListRegistry: Sendable {
     /// version the write finally commits on.
     ///
     /// - Parameters:
-    ///   - ifMatch: when given, the write happens only if the list exists and its current version is one of
-    ///     these (else `412`, naming version 0 for a list that does not exist).
+    ///   - ifMatch: when given, the write happens only if the list exists and its current version matches it
+    ///     (`*`: any version), checked under the list's lock (else `412`, naming version 0 for a list that
+    ///     does not exist).
     ///   - mustExist: refuse the write when the list does not exist (ops need one).
     ///   - change: the write to make on the current version (`nil` when the list is new); `nil` to write
     ///     nothing (the current version is answered); throws to refuse the write.
     /// - Throws: ``WriteError``; nothing changed then.
     public func write(
-        _ name: String, ifMatch: Set<UInt64>? = nil, mustExist: Bool = false,
+        _ name: String, ifMatch: IfMatch? = nil, mustExist: Bool = false,
         change: (ListVersion?) throws(WriteError) -> ListWrite?
     ) throws(WriteError) -> Commit {
         try commit(name, ifMatch: ifMatch, mustExist: mustExist) { previous throws(WriteError) in
@@ -143,7 +144,7 @@ public final class ListRegistry: Sendable {
     ///   throws to refuse the write.
     /// - Throws: ``WriteError``; nothing changed then.
     public func write(
-        _ name: String, ifMatch: Set<UInt64>? = nil, mustExist: Bool = false,
+        _ name: String, ifMatch: IfMatch? = nil, mustExist: Bool = false,
         build: (ListVersion?) throws(WriteError) -> ListVersion
     ) throws(WriteError) -> Commit {
         try commit(name, ifMatch: ifMatch, mustExist: mustExist) { previous throws(WriteError) in
@@ -151,11 +152,31 @@ public final class ListRegistry: Sendable {
         }
     }
 
+    /// A write's `If-Match`, checked against the version current under the list's lock (never one read
+    /// before it, which another write may have replaced meanwhile).
+    public enum IfMatch: Sendable, Equatable, ExpressibleByArrayLiteral {
+        /// `*`: any version, as long as the list exists.
+        case any
+        /// One of these versions.
+        case versions(Set<UInt64>)
+
+        public init(arrayLiteral versions: UInt64...) {
+            self = .versions(Set(versions))
+        }
+
+        func matches(_ version: UInt64) -> Bool {
+            switch self {
+            case .any: true
+            case .versions(let versions): versions.contains(version)
+            }
+        }
+    }
+
     /// How many times a write is made again after losing the race to another instance's commit.
     public static let maximumAttempts = 16
 
     private func commit(
-        _ name: String, ifMatch: Set<UInt64>?, mustExist: Bool,
+        _ name: String, ifMatch: IfMatch?, mustExist: Bool,
         make: (ListVersion?) throws(WriteError) -> (ListWrite?, ListVersion)?
     ) throws(WriteError) -> Commit {
         var events = Events()
@@ -173,7 +194,7 @@ public final class ListRegistry: Sendable {
                 do throws(WriteError) {
                     if mustExist && previous == nil { throw .listNotFound }
                     // A list that does not exist matches no tag: If-Match cannot create a list.
-                    if let ifMatch, previous.map({ ifMatch.contains($0.version) }) != true {
+                    if let ifMatch, previous.map({ ifMatch.matches($0.version) }) != true {
                         throw .versionMismatch(current: previous?.version ?? 0)
                     }
                     made = try make(previous)
@@ -214,7 +235,7 @@ public final class ListRegistry: Sendable {
     /// Deletes `name`.
     ///
     /// - Throws: ``WriteError/listNotFound``, ``WriteError/versionMismatch(current:)`` or a storage error.
-    public func delete(_ name: String, ifMatch: Set<UInt64>? = nil) throws(WriteError) {
+    public func delete(_ name: String, ifMatch: IfMatch? = nil) throws(WriteError) {
         var events = Events()
         defer { notify(events) }
         try lock(for: name).withLock { position throws(WriteError) in
@@ -227,7 +248,7 @@ public final class ListRegistry: Sendable {
                 let previous: ListVersion
                 do throws(WriteError) {
                     guard let held = version(of: name) else { throw .listNotFound }
-                    if let ifMatch, !ifMatch.contains(held.version) { throw .versionMismatch(current: held.version) }
+                    if let ifMatch, !ifMatch.matches(held.version) { throw .versionMismatch(current: held.version) }
                     previous = held
                 } catch {
                     if try recheck(name, verified: &verified, position: &position, events: &events) { continue }
