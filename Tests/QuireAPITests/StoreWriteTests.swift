@@ -27,14 +27,22 @@ private final class GatedStore: ListStoreDecorator {
 
 @Suite("Store writes off the server's threads")
 struct StoreWriteTests {
+    /// A service on `store`, without the demo list, started, and a client of it.
+    private static func serve(
+        _ store: GatedStore, configure: (inout QuireService.Configuration) -> Void = { _ in }
+    ) throws -> (QuireService, TestServer) {
+        var configuration = QuireService.Configuration.testing
+        configuration.demo.seed = false
+        configure(&configuration)
+        let service = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
+        try service.startAndLoad()
+        return (service, try TestServer(running: service.server))
+    }
+
     @Test("a write waiting on its store holds up no other connection, and answers with its outcome")
     func slowStoreHoldsUpNoOneElse() throws {
         let store = GatedStore()
-        var configuration = QuireService.Configuration.testing
-        configuration.demo.seed = false
-        let service = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
-        try service.startAndLoad()
-        let server = try TestServer(running: service.server)
+        let (service, server) = try Self.serve(store)
         defer { service.shutdown() }
         var released = false
         defer { if !released { store.release.signal() } }  // first: a failed check must not leave the write waiting
@@ -76,11 +84,7 @@ struct StoreWriteTests {
     @Test("If-Match: * is checked when the write is made: another write landing first does not make it 412")
     func ifMatchAnyUnderTheLock() throws {
         let store = GatedStore()
-        var configuration = QuireService.Configuration.testing
-        configuration.demo.seed = false
-        let service = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
-        try service.startAndLoad()
-        let server = try TestServer(running: service.server)
+        let (service, server) = try Self.serve(store)
         defer { service.shutdown() }
         var released = false
         defer { if !released { store.release.signal() } }
@@ -134,14 +138,9 @@ struct StoreWriteTests {
     )
     func writesDuringShutdown() throws {
         let store = GatedStore()
-        var configuration = QuireService.Configuration.testing
-        configuration.demo.seed = false
         // The connections opened before the shutdown must not be closed idle while a loaded machine gets the
         // write to the store.
-        configuration.http.connectionTimeoutSeconds = 600
-        let service = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
-        try service.startAndLoad()
-        let server = try TestServer(running: service.server)
+        let (service, server) = try Self.serve(store) { $0.http.connectionTimeoutSeconds = 600 }
         // Opened before the shutdown, which stops accepting connections; kept alive through it.
         let late = try server.connect(timeoutSeconds: 60)
         #expect(try late.request("GET", "/healthz").status == 200)
