@@ -253,6 +253,7 @@ extension PostgresStoreTests {
     func commitOutcomeUnknown() async throws {
         let database = try TestDatabase()
         let proxy = try CommitCuttingProxy(to: database.settings)
+        defer { proxy.stop() }  // its accepting thread holds it: no deinit would ever run
         let instance = try Instance(database, poolSize: 1, through: proxy)
         _ = try instance.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }
         func unknownOutcome(_ error: any Error) -> Bool {
@@ -421,7 +422,8 @@ private final class CommitCuttingProxy: Sendable {
         }
     }
 
-    deinit {
+    /// Stops accepting (the accepting thread ends); connections already passed on stay until they end.
+    func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }

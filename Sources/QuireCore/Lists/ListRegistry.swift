@@ -217,10 +217,8 @@ public final class ListRegistry: Sendable {
                     conflicted = true
                     try recover(from: conflict, attempt: attempt, position: &position, events: &events)
                     continue
-                } catch let unknown as StoreOutcomeUnknown {
-                    throw .storageOutcomeUnknown(unknown.description)
                 } catch {
-                    throw .storage(String(describing: error))
+                    throw WriteError(storeFailure: error)
                 }
                 // Ids that came and went: the same version on a table of the ids in use (the store keeps ids,
                 // not keys, so it needs no new row).
@@ -262,10 +260,8 @@ public final class ListRegistry: Sendable {
                     conflicted = true
                     try recover(from: conflict, attempt: attempt, position: &position, events: &events)
                     continue
-                } catch let unknown as StoreOutcomeUnknown {
-                    throw .storageOutcomeUnknown(unknown.description)
                 } catch {
-                    throw .storage(String(describing: error))
+                    throw WriteError(storeFailure: error)
                 }
                 current.withLock { $0[name] = nil }
                 events.append(name, nil)
@@ -330,7 +326,7 @@ public final class ListRegistry: Sendable {
         do {
             try catchUp(conflict.list, position: &position, events: &events)
         } catch {
-            throw .storage(String(describing: error))
+            throw WriteError(storeFailure: error)
         }
     }
 
@@ -347,7 +343,7 @@ public final class ListRegistry: Sendable {
         do {
             try catchUp(name, position: &position, events: &events)
         } catch {
-            throw .storage(String(describing: error))
+            throw WriteError(storeFailure: error)
         }
         return position != before
     }
@@ -430,6 +426,15 @@ extension ListRegistry {
         /// The store's commit was sent but not answered: the write may or may not have been made. The previous
         /// version stays current here until a shared store's change feed says otherwise.
         case storageOutcomeUnknown(String)
+
+        /// A store's failure to commit, as a write error: of unknown outcome when the store says so.
+        init(storeFailure error: any Error) {
+            if let unknown = error as? StoreOutcomeUnknown {
+                self = .storageOutcomeUnknown(unknown.description)
+            } else {
+                self = .storage(String(describing: error))
+            }
+        }
     }
 }
 
