@@ -41,10 +41,10 @@ cluster: build-release
 cluster-down:
 	scripts/cluster down
 
-## Every test: unit, property and loopback-HTTP tests, then in two lanes at once (scripts/test-all) schemathesis and
-## the fuzz targets (seed corpora replayed under ASan, then 5 s each), beside the Dockerfile's runtime-library check,
-## the wire checks, the generated Swift and Python clients against a live server, the demo page in a headless
-## browser, TLS and the cluster.
+## Every test: unit, property and loopback-HTTP tests, then in two lanes at once (scripts/test-all) schemathesis, the
+## wire checks, the generated Swift and Python clients against a live server, the demo page in a headless browser, TLS
+## and the cluster, beside the fuzz targets (seed corpora replayed under ASan, then 5 s each). The Dockerfile check
+## (`make check-dockerfile`, a build from scratch) runs in CI after it (.ci/run).
 test: deps
 	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test-all
 
@@ -89,6 +89,8 @@ cluster-test: deps
 	$(SWIFT) build --product quire
 	scripts/cluster-test
 
+## The Dockerfile's runtime stage has every shared library the binary links, as the build stage builds it (release,
+## static Swift runtime): CI runs it after `make test`.
 check-dockerfile: deps
 	scripts/check-dockerfile
 
