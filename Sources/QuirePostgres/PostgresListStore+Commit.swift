@@ -24,7 +24,10 @@ extension PostgresListStore {
         let (kind, body) = write.logged
         return try transaction(list: list, creating: previous == nil) { connection in
             try lockList(list, expecting: previous.map { ($0.version, position) }, on: connection)
-            if previous == nil { try deleteRows(of: list, on: connection) }
+            if previous == nil {
+                try checkCreation(of: list, numbered: next.version, on: connection)
+                try deleteRows(of: list, on: connection)
+            }
             try writeRows(changes, list: list, on: connection)
             return try append(
                 list: list, version: next.version, kind: kind, body: ByteBuffer(bytes: body), isNew: previous == nil,
@@ -39,6 +42,14 @@ extension PostgresListStore {
             try deleteRows(of: list, on: connection)
             _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait(
                 within: patience)
+            let retired = Int64(bitPattern: previous.version)
+            _ = try connection.query(
+                """
+                INSERT INTO quire_retired (name, version) VALUES (\(list), \(retired))
+                ON CONFLICT (name) DO UPDATE SET version = greatest(quire_retired.version, excluded.version)
+                """,
+                logger: logger
+            ).wait(within: patience)
             return try append(
                 list: list, version: previous.version, kind: "delete", body: nil, isNew: false, on: connection)
         }
@@ -103,7 +114,7 @@ extension PostgresListStore {
 
     /// Locks the list's row until the transaction ends, and checks that the list is at `expected`: its
     /// version and the log position of that version (`nil`: that it does not exist). The position tells a
-    /// list deleted and created again (whose versions count from 1 anew) from the one the write was built on.
+    /// list deleted and created again from the one the write was built on, whatever their version numbers.
     /// A list that does not exist has no row to lock: an advisory lock on its name stands in, so that two
     /// instances creating it at once go one after the other (rather than deadlock on its rows).
     private func lockList(
@@ -123,6 +134,20 @@ extension PostgresListStore {
         case (let stored?, let expected?) where stored == expected: return
         default: throw VersionMismatch()
         }
+    }
+
+    /// Under the name's advisory lock (``lockList(_:expecting:on:)``), for a list created: that its first
+    /// version goes on from the last one of a list of that name deleted before (another instance may have
+    /// created and deleted it since this one read that number: a conflict, whose replay brings the number), and
+    /// forgets that number.
+    private func checkCreation(of list: String, numbered version: UInt64, on connection: PostgresConnection) throws {
+        let rows = try connection.query("SELECT version FROM quire_retired WHERE name = \(list)", logger: logger)
+            .wait(within: patience)
+        guard let retired = try rows.first?.decode(Int64.self) else { return }
+        // Checked before anything is deleted: the transaction stays open for the write made again.
+        guard UInt64(bitPattern: retired) < version else { throw VersionMismatch() }
+        _ = try connection.query("DELETE FROM quire_retired WHERE name = \(list)", logger: logger).wait(
+            within: patience)
     }
 
     /// Takes the log's next position (holding the counter's row lock to the end of the transaction, so

@@ -107,6 +107,12 @@ public final class PostgresListStore: ListStore {
             committed_at double precision NOT NULL)
         """,
         "CREATE INDEX IF NOT EXISTS quire_log_by_list ON quire_log (list, position)",
+        // The last version of each deleted list, until its name is created again (ListStore.retiredVersion).
+        """
+        CREATE TABLE IF NOT EXISTS quire_retired (
+            name text PRIMARY KEY,
+            version bigint NOT NULL)
+        """,
         "COMMIT",
     ]
 

@@ -40,6 +40,12 @@ extension SQLiteListStore {
             try database.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
                     try self.deleteRows(of: list, in: db)
+                    try db.execute(
+                        sql: """
+                            INSERT INTO retired (name, version) VALUES (?, ?)
+                            ON CONFLICT (name) DO UPDATE SET version = max(version, excluded.version)
+                            """,
+                        arguments: [list, Int64(bitPattern: previous.version)])
                     return .commit
                 }
             }
@@ -47,6 +53,18 @@ extension SQLiteListStore {
             throw StoreError.write(path, error)
         }
         return nil
+    }
+
+    /// The last version of a deleted list of this name, 0 if none (see ``ListStore/retiredVersion(of:)``).
+    public func retiredVersion(of list: String) throws -> UInt64 {
+        do {
+            let stored = try database.read { db in
+                try Int64.fetchOne(db, sql: "SELECT version FROM retired WHERE name = ?", arguments: [list])
+            }
+            return stored.map { UInt64(bitPattern: $0) } ?? 0
+        } catch {
+            throw StoreError.load(path, error)
+        }
     }
 
     private func deleteRows(of list: String, in db: Database) throws {
@@ -61,8 +79,12 @@ extension SQLiteListStore {
     private func write(
         _ changes: StorageChanges, list: String, version: UInt64, isNew: Bool, in db: Database
     ) throws {
-        // A list the registry does not hold has no rows: clear any left by an earlier life of the name.
-        if isNew { try deleteRows(of: list, in: db) }
+        // A list the registry does not hold has no rows: clear any left by an earlier life of the name, whose
+        // last version the new one went on from.
+        if isNew {
+            try deleteRows(of: list, in: db)
+            try db.execute(sql: "DELETE FROM retired WHERE name = ?", arguments: [list])
+        }
         try db.execute(
             sql: """
                 INSERT INTO list (name, version) VALUES (?, ?)

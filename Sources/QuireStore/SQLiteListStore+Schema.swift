@@ -11,6 +11,8 @@ extension SQLiteListStore {
     ///   `nested` is 0, an item id when 1), its position key in that container, and its encoded JSON.
     ///   The primary key orders rows as the list does, so loading is one sequential scan; `item_by_id`
     ///   finds an item's row when a write touches it.
+    /// - `retired` (v2): the last version of each deleted list, until its name is created again, which goes on
+    ///   from there (``retiredVersion(of:)``): a version number never names two contents of a list.
     ///
     /// Position keys are blobs that sort as the elements do, with room between any two, so inserting or
     /// moving an item rewrites that item's row only (see ``StoragePosition``).
@@ -42,6 +44,15 @@ extension SQLiteListStore {
                         PRIMARY KEY (list, nested, parent, position)
                     ) WITHOUT ROWID;
                     CREATE UNIQUE INDEX item_by_id ON item (list, id);
+                    """)
+        }
+        migrator.registerMigration("v2: versions of deleted lists") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE retired (
+                        name TEXT PRIMARY KEY,
+                        version INTEGER NOT NULL
+                    ) WITHOUT ROWID;
                     """)
         }
         return migrator

@@ -156,12 +156,37 @@ struct PageTests {
         #expect(try sectionCount(api.call("GET", "/v1/lists/l?limit=5")) == 1)
         #expect(try sectionCount(api.call("POST", "/v1/lists/l/sessions", json: ["limit": 5])) == 1)
         #expect(try api.call("DELETE", "/v1/lists/l").status == 204)
-        // Created again: version 1 again, another content.
-        #expect(try api.put("l", listDocument(sections: 2, items: 2)) == 1)
+        // Created again: another content, numbered on from the deleted list's version 1.
+        #expect(try api.put("l", listDocument(sections: 2, items: 2)) == 2)
         #expect(try sectionCount(api.call("GET", "/v1/lists/l?limit=5")) == 2)
         let session = try api.call("POST", "/v1/lists/l/sessions", json: ["limit": 5])
         #expect(session.status == 201)
         #expect(try sectionCount(session) == 2)
+    }
+
+    @Test(
+        "a list deleted and created again never reuses a version: a cache's old ETag gets the new content, an old If-Match 412"
+    )
+    func recreatedListVersions() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        try api.ops("l", [["op": "removeItems", "ids": ["s0-0"]]])
+        #expect(try api.call("GET", "/v1/lists/l").headers["ETag"] == "\"2\"")
+        #expect(try api.call("DELETE", "/v1/lists/l").status == 204)
+        // A producer read version 2 of the old list; another deleted it and wrote the new one twice.
+        #expect(try api.put("l", listDocument(sections: 2, items: 2)) == 3)
+        try api.ops("l", [["op": "removeItems", "ids": ["s0-0"]]])
+        for old in ["\"1\"", "\"2\""] {
+            let page = try api.call("GET", "/v1/lists/l", headers: [("If-None-Match", old)])
+            #expect(page.status == 200, "a cache holding the old list's \(old) gets the new list")
+            #expect(page.headers["ETag"] == "\"4\"")
+            let stale = try api.call(
+                "PUT", "/v1/lists/l", json: listDocument(sections: 1, items: 1), headers: [("If-Match", old)])
+            #expect(stale.status == 412, "a write built on the old list's \(old) is refused")
+        }
+        #expect(try api.call("GET", "/v1/lists/l", headers: [("If-None-Match", "\"4\"")]).status == 304)
+        #expect(try api.call("GET", "/v1/lists/l").headers["ETag"] == "\"4\"")
     }
 
     @Test("cursors round-trip and reject tampering")

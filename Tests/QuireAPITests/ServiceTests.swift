@@ -22,6 +22,8 @@ private final class KeepingStore: ListStore {
         lists.withLock { $0[list] = nil }
         return nil
     }
+
+    func retiredVersion(of list: String) throws -> UInt64 { 0 }
 }
 
 /// The service's operations endpoints and error documents, over loopback HTTP.

@@ -159,11 +159,38 @@ struct PostgresStoreTests {
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["old"]) }
         try await b.waitFor("l", version: 1)
         try a.registry.delete("l")
-        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["new"]) }
+        // Created again, on the other instance: its versions go on from the deleted list's 1.
+        #expect(
+            try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["new"]) }.version.version
+                == 2)
+        try await a.waitFor("l", version: 2)
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("newer") }
-        try await b.waitFor("l", version: 2)
+        try await b.waitFor("l", version: 3)
         #expect(b.registry.version(of: "l")?.containsItem("old") == false)
         #expect(b.registry.version(of: "l")?.documentBytes == a.registry.version(of: "l")?.documentBytes)
+        // Deleted again, and created by a third instance started afterwards: from the store's number, 3.
+        try b.registry.delete("l")
+        let c = try Instance(database, follow: false)
+        #expect(try c.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }.version.version == 4)
+    }
+
+    @Test("a creation numbered at or below a deleted list's last version is a conflict, never committed")
+    func creationBelowRetiredVersion() throws {
+        let database = try TestDatabase()
+        let a = try Instance(database, follow: false)
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["x"]) }
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("y") }
+        try a.registry.delete("l")
+        #expect(try a.store.retiredVersion(of: "l") == 2)
+        // What an instance that read the number before another created and deleted the list would commit.
+        let stale = try ListVersion(document: ["sections": []])
+        #expect(throws: StoreConflict.self) {
+            try a.store.commit(list: "l", previous: nil, at: 0, next: stale, write: .replace(["sections": []]))
+        }
+        a.store.endWrite(list: "l")
+        #expect(try a.store.retiredVersion(of: "l") == 2)
+        #expect(try a.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }.version.version == 3)
+        #expect(try a.store.retiredVersion(of: "l") == 0)
     }
 
     @Test("an instance further behind than the log keeps reloads every list, then follows again")
@@ -194,7 +221,7 @@ struct PostgresStoreTests {
 
 extension PostgresStoreTests {
     @Test(
-        "a write built on a list deleted and created again elsewhere (versions from 1 anew) is not committed on the new one"
+        "a write built on a list deleted and created again elsewhere is not committed on the new one"
     )
     func deleteRecreateABA() throws {
         let database = try TestDatabase()

@@ -118,6 +118,19 @@ struct StoreTests {
         #expect(commit.version.version == 4)
         try registry.delete("a")
         #expect(try SQLiteListStore(path: path).loadAll(limits: ListLimits()).isEmpty)
+        // Created again after a restart: its versions go on from the deleted list's 4, kept in the file.
+        let reopened = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
+        #expect(try reopened.load() == 0)
+        let created = try reopened.write("a") { _ throws(ListRegistry.WriteError) in
+            do { return try ListVersion(document: document(Self.sample)) } catch {
+                throw .invalidList(error as! ListValidationError)
+            }
+        }
+        #expect(created.version.version == 5)
+        #expect(try SQLiteListStore(path: path).retiredVersion(of: "a") == 0)
+        let restarted = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
+        #expect(try restarted.load() == 1)
+        #expect(restarted.version(of: "a")?.version == 5)
     }
 
     @Test("one item written into a 100,000-item list writes a few rows, not the list")

@@ -28,6 +28,16 @@ extension ListVersion {
         self.changeLog = ChangeLog(base: version)
     }
 
+    /// This first version of a list, numbered `version` instead: a list created again after a delete goes on
+    /// from the deleted list's last version (``ListStore/retiredVersion(of:)``), so that no version number, and
+    /// no `ETag` made of one, ever names two contents of a list.
+    func renumbered(as version: UInt64) -> ListVersion {
+        var renumbered = self
+        renumbered.version = version
+        renumbered.changeLog = ChangeLog(base: version)
+        return renumbered
+    }
+
     /// The next version, with the whole content replaced by `document` (a `PUT`).
     ///
     /// - Throws: ``ListValidationError`` naming the path of the first problem.

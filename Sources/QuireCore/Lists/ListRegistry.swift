@@ -73,9 +73,9 @@ public final class ListRegistry: Sendable {
     }
 
     /// What names a list's current version for a cache of what is made from it: the version's number, and the
-    /// list's incarnation. A list deleted and created again numbers its versions from 1 again, so a number
-    /// alone would find the deleted list's pages; the incarnation tells the two apart (and a lineage the
-    /// registry replaced, as a reload may).
+    /// list's incarnation. A list deleted and created again goes on from the deleted one's versions, but a
+    /// store may have lost that number (a `:memory:` registry restarted); the incarnation tells the two apart
+    /// whatever the numbers (and a lineage the registry replaced, as a reload may).
     public struct VersionStamp: Hashable, Sendable {
         public let number: UInt64
         public let incarnation: UInt64
@@ -207,6 +207,12 @@ public final class ListRegistry: Sendable {
                     return Commit(version: previous, created: false)
                 }
                 var next = built
+                if previous == nil {
+                    // A name deleted before: its versions go on from the deleted list's, never from 1 anew.
+                    let retired: UInt64
+                    do { retired = try store.retiredVersion(of: name) } catch { throw WriteError(storeFailure: error) }
+                    if next.version <= retired { next = next.renumbered(as: retired + 1) }
+                }
                 do {
                     if let logged = try store.commit(
                         list: name, previous: previous, at: position, next: next, write: write)
@@ -365,10 +371,12 @@ public final class ListRegistry: Sendable {
             events.append(name, nil)
             return
         }
+        // A creation replays whatever its number: a name created again goes on from its deleted list's versions.
         let follows =
-            held.map { $0.version + 1 == change.version }
-            ?? (change.version == 1 && { if case .replace = write { true } else { false } }())
-        if follows, var next = try? write.apply(to: held, limits: limits), next.version == change.version {
+            held.map { $0.version + 1 == change.version } ?? { if case .replace = write { true } else { false } }()
+        if follows, let built = try? write.apply(to: held, limits: limits),
+            case var next = held == nil ? built.renumbered(as: change.version) : built, next.version == change.version
+        {
             if next.wantsCompaction { next = next.compacted() }
             current.withLock { $0[name] = next }
             position = change.position

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Where committed list versions are kept durably. The registry calls it under the list's write lock,
 /// before it publishes a version: a version is visible to readers only once the store has it.
 ///
@@ -24,15 +26,23 @@ public protocol ListStore: Sendable {
     ///   error when the version could not be stored durably. The registry then keeps `previous`.
     ///
     /// `position` is the log position the registry holds `previous` at (0 without a log): a shared store
-    /// checks it with the version, since a list deleted and created again counts its versions from 1 anew.
+    /// checks it with the version: a position names one life of a list whatever its version numbers.
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
 
-    /// Removes `list` (at version `previous`) and everything stored for it.
+    /// Removes `list` (at version `previous`) and everything stored for it, and records `previous`'s number as
+    /// its ``retiredVersion(of:)``.
     ///
     /// - Returns: the log position of the delete, or `nil`.
     /// - Throws: ``StoreConflict`` as ``commit(list:previous:next:write:)`` does.
     func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64?
+
+    /// The last version of a deleted list of this name, 0 when none was deleted (or the name was created again
+    /// since): a list created again numbers its versions on from there, never from 1 anew, so that a version
+    /// number (a page's `ETag`, an `If-Match`) never names the content of an earlier life of the list. A store
+    /// records it in ``delete(list:previous:at:)``; a shared store also refuses (``StoreConflict``) a creation
+    /// numbered at or below it.
+    func retiredVersion(of list: String) throws -> UInt64
 
     /// The changes of `list` committed after log position `position`, oldest first (a shared store).
     func changes(of list: String, after position: Int64) throws -> [LoggedChange]
@@ -62,8 +72,11 @@ extension ListStore {
     public func endWrite(list: String) {}
 }
 
-/// A store that keeps nothing: lists live only in the registry's memory.
-public struct InMemoryListStore: ListStore {
+/// A store that keeps nothing: lists live only in the registry's memory, and so do the last versions of the
+/// deleted ones (one number per deleted name, until the name is created again).
+public final class InMemoryListStore: ListStore {
+    private let retired = Mutex<[String: UInt64]>([:])
+
     public init() {}
 
     public func loadAll(limits: ListLimits) throws -> [String: ListVersion] { [:] }
@@ -71,10 +84,18 @@ public struct InMemoryListStore: ListStore {
     public func commit(
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
     ) throws -> Int64? {
-        nil
+        if previous == nil { _ = retired.withLock { $0.removeValue(forKey: list) } }
+        return nil
     }
 
-    public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? { nil }
+    public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
+        retired.withLock { $0[list] = max($0[list] ?? 0, previous.version) }
+        return nil
+    }
+
+    public func retiredVersion(of list: String) throws -> UInt64 {
+        retired.withLock { $0[list] ?? 0 }
+    }
 }
 
 /// A store that passes every call on to `base` but for those it implements itself: a decorator (timing the
@@ -96,6 +117,10 @@ extension ListStoreDecorator {
 
     public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
         try base.delete(list: list, previous: previous, at: position)
+    }
+
+    public func retiredVersion(of list: String) throws -> UInt64 {
+        try base.retiredVersion(of: list)
     }
 
     public func changes(of list: String, after position: Int64) throws -> [LoggedChange] {
