@@ -85,12 +85,13 @@ extension APIContext {
         case .storage(let reason):
             logger.error("store write failed", metadata: ["list": "\(list)", "error": "\(reason)"])
             return Problem.overloaded(
-                "The list could not be stored; nothing was changed. Retry shortly.", retryAfterSeconds: 1)
+                "The list could not be stored; nothing was changed. Retry shortly.", retryAfterSeconds: 1,
+                written: .no)
         case .storageOutcomeUnknown(let reason):
             logger.error("store write outcome unknown", metadata: ["list": "\(list)", "error": "\(reason)"])
             return Problem.overloaded(
                 "The database stopped answering while the write was being committed: it may or may not have been made. Read the list's version before writing again.",
-                retryAfterSeconds: 1)
+                retryAfterSeconds: 1, written: .unknown)
         }
     }
 }

@@ -131,6 +131,23 @@ extension Problem {
         Problem(.overloaded, detail: detail, headers: ["Retry-After": "\(retryAfterSeconds)"])
     }
 
+    /// Whether a write answered `503` changed the list: the `written` member, so that a producer tells a write
+    /// to send again as it is from one whose outcome it must read first, without parsing the detail.
+    public enum Written: String, Sendable {
+        /// Nothing was changed: the write can be sent again as it is.
+        case no
+        /// The database stopped answering while committing: the write may have been made. Read the list's
+        /// version before writing again.
+        case unknown
+    }
+
+    /// `503 overloaded` answering a write, with the `written` member.
+    public static func overloaded(_ detail: String, retryAfterSeconds: Int, written: Written) -> Problem {
+        Problem(
+            .overloaded, detail: detail, extensions: [Extension("written", .string(written.rawValue))],
+            headers: ["Retry-After": "\(retryAfterSeconds)"])
+    }
+
     /// `500`: the detail names the request id under which the cause was logged.
     public static func `internal`(requestID: String) -> Problem {
         Problem(

@@ -33,7 +33,7 @@ final class StoreWrites: Sendable {
             return .response(
                 Problem.overloaded(
                     "The service is shutting down: nothing was written. Retry (another instance, or this one once it is back).",
-                    retryAfterSeconds: 1
+                    retryAfterSeconds: 1, written: .no
                 ).response)
         }
         let outcome = Outcome()

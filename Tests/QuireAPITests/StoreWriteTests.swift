@@ -25,11 +25,27 @@ private final class GatedStore: ListStoreDecorator {
     }
 }
 
+/// A store whose next commit fails with the error set (a disk that filled, a database that stopped answering
+/// while committing), then works again.
+private final class FailingStore: ListStoreDecorator {
+    let base: any ListStore = InMemoryListStore()
+    let failure = Mutex<(any Error)?>(nil)
+
+    func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
+        throws -> Int64?
+    {
+        if let error = failure.withLock({ $0.take() }) { throw error }
+        return try base.commit(list: list, previous: previous, at: position, next: next, write: write)
+    }
+}
+
+private struct DiskFull: Error {}
+
 @Suite("Store writes off the server's threads")
 struct StoreWriteTests {
     /// A service on `store`, without the demo list, started, and a client of it.
     private static func serve(
-        _ store: GatedStore, configure: (inout QuireService.Configuration) -> Void = { _ in }
+        _ store: any ListStore, configure: (inout QuireService.Configuration) -> Void = { _ in }
     ) throws -> (QuireService, TestServer) {
         var configuration = QuireService.Configuration.testing
         configuration.demo.seed = false
@@ -37,6 +53,34 @@ struct StoreWriteTests {
         let service = QuireService(configuration: configuration, logger: TestServer.logger, store: store)
         try service.startAndLoad()
         return (service, try TestServer(running: service.server))
+    }
+
+    @Test(
+        "a write the store refused answers 503 with written: no; one whose commit went unanswered, written: unknown"
+    )
+    func writtenMember() throws {
+        let store = FailingStore()
+        let (service, server) = try Self.serve(store)
+        defer { service.shutdown() }
+        func put(_ items: String) throws -> ClientResponse {
+            try server.connect(timeoutSeconds: 30).request(
+                "PUT", "/v1/lists/l", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"sections":[{"id":"s","items":[\#(items)]}]}"#.utf8))
+        }
+        #expect(try put("").status == 201)
+        for (failure, written) in [
+            (DiskFull() as any Error, "no"), (StoreOutcomeUnknown("no answer to COMMIT"), "unknown"),
+        ] {
+            store.failure.withLock { $0 = failure }
+            let refused = try put(#"{"id":"a","type":"t"}"#)
+            #expect(refused.status == 503)
+            #expect(try refused.problemSlug() == "overloaded")
+            #expect(try refused.object()["written"] as? String == written)
+            #expect(refused.headers["Retry-After"] == "1")
+            #expect(service.registry.version(of: "l")?.version == 1, "a refused write changed the list")
+        }
+        #expect(try put(#"{"id":"a","type":"t"}"#).status == 200)
+        #expect(service.registry.version(of: "l")?.version == 2)
     }
 
     @Test("a write waiting on its store holds up no other connection, and answers with its outcome")
@@ -182,6 +226,7 @@ struct StoreWriteTests {
         #expect(store.entered.wait(timeout: .now()) == .timedOut, "the late write reached the store")
         #expect(refused.status == 503)
         #expect(try refused.problemSlug() == "overloaded")
+        #expect(try refused.object()["written"] as? String == "no")
         #expect(refused.headers["Retry-After"] != nil)
 
         store.release.signal()
