@@ -24,13 +24,13 @@ extension ListVersion {
         document: JSONValue, limits: ListLimits = ListLimits(), interner: IdInterner = IdInterner(), version: UInt64 = 1
     ) throws(ListValidationError) {
         self = try ListVersion.empty(limits: limits, interner: interner).replacing(with: document)
-        self.version = version
-        self.changeLog = ChangeLog(base: version)
+            .renumbered(as: version)
     }
 
-    /// This first version of a list, numbered `version` instead: a list created again after a delete goes on
-    /// from the deleted list's last version (``ListStore/retiredVersion(of:)``), so that no version number, and
-    /// no `ETag` made of one, ever names two contents of a list.
+    /// This version as the first of a list, numbered `version`, with a change log that starts there: a list
+    /// built from a document, and a list created again after a delete, which goes on from the deleted list's
+    /// last version (``ListStore/retiredVersion(of:)``) so that no version number, and no `ETag` made of one,
+    /// ever names two contents of a list.
     func renumbered(as version: UInt64) -> ListVersion {
         var renumbered = self
         renumbered.version = version
