@@ -29,6 +29,17 @@ public struct RouteParameters: Sendable, Equatable {
         }
     }
 
+    /// Takes back the last `append` (a branch of the route tree that did not match).
+    mutating func removeLast() {
+        if !more.isEmpty {
+            more.removeLast()
+        } else if second != nil {
+            second = nil
+        } else {
+            first = nil
+        }
+    }
+
     private var all: [(name: String, value: String)] {
         [first, second].compactMap { $0 } + more
     }
@@ -367,17 +378,12 @@ public final class RouterResponder: HTTPResponder {
             if let found = match(path, from: rest, node: literal, &parameters) { return found }
         }
         if let (name, child) = node.parameter, !segment.isEmpty {
-            let value = String(decoding: segment, as: UTF8.self)
-            if isLast {
-                parameters.append(name, value)
-                return child
-            }
-            var attempt = parameters
-            attempt.append(name, value)
-            if let found = match(path, from: rest, node: child, &attempt) {
-                parameters = attempt
-                return found
-            }
+            // Appended in place and taken back if the branch fails, not tried on a copy: a failed match leaves
+            // `parameters` as it found them.
+            parameters.append(name, String(decoding: segment, as: UTF8.self))
+            if isLast { return child }
+            if let found = match(path, from: rest, node: child, &parameters) { return found }
+            parameters.removeLast()
         }
         return nil
     }

