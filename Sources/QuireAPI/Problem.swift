@@ -126,11 +126,6 @@ extension Problem {
             extensions: [Extension("limit", .int(limit))])
     }
 
-    /// `503` with `Retry-After`.
-    public static func overloaded(_ detail: String, retryAfterSeconds: Int) -> Problem {
-        Problem(.overloaded, detail: detail, headers: ["Retry-After": "\(retryAfterSeconds)"])
-    }
-
     /// Whether a write answered `503` changed the list: the `written` member, so that a producer tells a write
     /// to send again as it is from one whose outcome it must read first, without parsing the detail.
     public enum Written: String, Sendable {
@@ -141,10 +136,10 @@ extension Problem {
         case unknown
     }
 
-    /// `503 overloaded` answering a write, with the `written` member.
-    public static func overloaded(_ detail: String, retryAfterSeconds: Int, written: Written) -> Problem {
+    /// `503` with `Retry-After`; answering a write, with its `written` member.
+    public static func overloaded(_ detail: String, retryAfterSeconds: Int, written: Written? = nil) -> Problem {
         Problem(
-            .overloaded, detail: detail, extensions: [Extension("written", .string(written.rawValue))],
+            .overloaded, detail: detail, extensions: written.map { [Extension("written", .string($0.rawValue))] } ?? [],
             headers: ["Retry-After": "\(retryAfterSeconds)"])
     }
 

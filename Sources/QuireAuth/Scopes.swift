@@ -29,14 +29,8 @@ public struct Scopes: Sendable, Equatable {
 
     /// Names and prefixes of one kind of scope.
     private struct Patterns: Sendable, Equatable {
-        /// The exact names, in the order given. A token names a handful: comparing those with the list's name
-        /// beats hashing it (about 200 instructions on every request with a token, callgrind).
-        var names: [String] = []
-        /// The same names as a set, once there are more than a few.
-        var indexed: Set<String>?
+        var names: Set<String> = []
         var prefixes: [String] = []
-
-        static let scannedNames = 8
 
         mutating func add(_ pattern: Substring) {
             guard !pattern.isEmpty else { return }
@@ -44,29 +38,12 @@ public struct Scopes: Sendable, Equatable {
                 let prefix = String(pattern.dropLast())
                 if !prefixes.contains(prefix) { prefixes.append(prefix) }
             } else {
-                let name = String(pattern)
-                guard !matchesName(name) else { return }
-                names.append(name)
-                if indexed != nil {
-                    indexed!.insert(name)
-                } else if names.count > Self.scannedNames {
-                    indexed = Set(names)
-                }
+                names.insert(String(pattern))
             }
         }
 
         func matches(_ list: String) -> Bool {
-            matchesName(list) || prefixes.contains { list.hasPrefix($0) }
-        }
-
-        private func matchesName(_ list: String) -> Bool {
-            if let indexed { return indexed.contains(list) }
-            return names.contains(list)
-        }
-
-        /// The same scopes, whatever their order in the claim.
-        static func == (lhs: Patterns, rhs: Patterns) -> Bool {
-            Set(lhs.names) == Set(rhs.names) && Set(lhs.prefixes) == Set(rhs.prefixes)
+            names.contains(list) || prefixes.contains { list.hasPrefix($0) }
         }
     }
 }

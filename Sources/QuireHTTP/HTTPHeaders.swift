@@ -66,18 +66,28 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// ASCII case-insensitive comparison, without allocating.
+    static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+        // Most names differ in length: that answer costs nothing (a native string knows its UTF-8 count).
+        lhs.utf8.count == rhs.utf8.count && startsIgnoringCase(lhs, with: rhs)
+    }
+
+    /// Whether `text` starts with `prefix`, ASCII letters compared in either case (header names, and the
+    /// tokens of a field value that are case-insensitive, as an `Authorization` scheme), without allocating.
     ///
     /// Over the strings' contiguous UTF-8 (every native string has it, a short one on the stack): the
     /// UTF-8 views' iterators cost several hundred instructions per comparison, about 2% of a request that
     /// looks up a few fields (callgrind).
-    static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
-        // Most names differ in length: that answer costs nothing (a native string knows its UTF-8 count).
-        guard lhs.utf8.count == rhs.utf8.count else { return false }
-        let contiguous = lhs.utf8.withContiguousStorageIfAvailable { left in
-            rhs.utf8.withContiguousStorageIfAvailable { right in bytesMatch(left, right) }
+    public static func startsIgnoringCase(_ text: String, with prefix: String) -> Bool {
+        let count = prefix.utf8.count
+        guard text.utf8.count >= count else { return false }
+        let contiguous = text.utf8.withContiguousStorageIfAvailable { left in
+            prefix.utf8.withContiguousStorageIfAvailable { right in
+                bytesMatch(UnsafeBufferPointer(rebasing: left[..<count]), right)
+            }
         }
         if let answer = contiguous ?? nil { return answer }
-        return bytesMatch(Array(lhs.utf8), Array(rhs.utf8))  // a bridged string: not on a request's path
+        // A bridged string: not on a request's path.
+        return bytesMatch(Array(text.utf8.prefix(count)), Array(prefix.utf8))
     }
 
     /// Whether two byte sequences of equal length are equal but for the case of ASCII letters.

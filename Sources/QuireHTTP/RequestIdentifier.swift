@@ -1,7 +1,7 @@
 internal import CMicroHTTPD
 import Synchronization
 
-/// Request ids (`X-Request-Id`): the client's when it sends a well-formed one (1 to 128 characters of
+/// Request ids (`X-Request-Id`): the client's when it sends a well-formed one (a ``PlainName``: 1 to 128 characters of
 /// `A-Z a-z 0-9 . _ -`, so it can go into logs and headers as it is), else 15 hex digits of its own.
 ///
 /// A client's id is echoed on every response. A generated one is sent on the responses made for their
@@ -17,21 +17,9 @@ enum RequestIdentifier {
         // to the heap for the call.
         if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id") {
             let given = String(cString: value)
-            if isWellFormed(given) { return (given, true) }
+            if PlainName.isValid(given) { return (given, true) }
         }
         return (generate(), false)
-    }
-
-    static func isWellFormed(_ id: String) -> Bool {
-        guard (1...128).contains(id.utf8.count) else { return false }
-        return id.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                true
-            default: false
-            }
-        }
     }
 
     /// 28 random bits chosen at start, then a 32-bit counter: unique within and across processes in

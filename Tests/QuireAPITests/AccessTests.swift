@@ -216,7 +216,7 @@ struct AccessTests {
         #expect(!scopes.mayWrite("inbox-alice"))
         #expect(Scopes("read:*").mayRead("anything"))
         #expect(!Scopes("").mayRead("anything"))
-        // Past a handful of names they are kept as a set too: every one still reads, no other.
+        // Many names, one of them twice: every one reads, no other.
         let many = Scopes((0..<20).map { "read:list-\($0)" }.joined(separator: " ") + " read:list-3")
         #expect((0..<20).allSatisfy { many.mayRead("list-\($0)") })
         #expect(!many.mayRead("list-20") && !many.mayWrite("list-1"))
