@@ -94,6 +94,12 @@ static inline unsigned int quire_mhd_connection_count(struct MHD_Daemon *daemon)
     return NULL == info ? 0 : info->num_connections;
 }
 
+/** What the server keeps for a connection (libmicrohttpd's socket context), or NULL. */
+static inline void *quire_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return NULL == info ? NULL : info->socket_context;
+}
+
 /** The socket of a connection, or -1. */
 static inline int quire_mhd_connection_socket(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);

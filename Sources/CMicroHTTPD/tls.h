@@ -166,9 +166,9 @@ static inline gnutls_session_t quire_tls_session_of(struct MHD_Connection *conne
 
 /* ---- What Quire keeps per TLS connection. ----
  *
- * libmicrohttpd's socket context of a TLS connection holds one of these from the connection's start to its
- * close: the credentials it handshakes with (a retained Swift object, released at close), and the state of
- * the cork below. Plain HTTP connections hold nothing. */
+ * A TLS connection's context (QuireHTTP's `RequestContext`, in libmicrohttpd's socket context) holds one of
+ * these from the connection's start to its close: the credentials it handshakes with (a retained Swift object,
+ * released at close), and the state of the cork below. Plain HTTP connections hold none. */
 struct quire_tls_connection {
     void *credentials;
     /* The connection's GnuTLS session, looked up once (by quire_tls_prepare_connection). */
@@ -193,11 +193,6 @@ static inline void *quire_tls_connection_free(struct quire_tls_connection *state
     void *credentials = state->credentials;
     free(state);
     return credentials;
-}
-
-static inline struct quire_tls_connection *quire_tls_connection_of(struct MHD_Connection *connection) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return NULL == info ? NULL : (struct quire_tls_connection *) info->socket_context;
 }
 
 /**
@@ -249,10 +244,8 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
  * whose answer then serves the next responses until their bytes have used the room it found).
  * Returns 1 when corked: the caller then calls quire_tls_flush when the response is complete.
  */
-static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, size_t body_bytes) {
-    if (socket < 0) return 0;
-    struct quire_tls_connection *state = quire_tls_connection_of(connection);
-    if (NULL == state || NULL == state->session) return 0;
+static inline int quire_tls_cork(struct quire_tls_connection *state, int socket, size_t body_bytes) {
+    if (socket < 0 || NULL == state->session) return 0;
     if (body_bytes > QUIRE_TLS_CORK_MAX_BYTES - QUIRE_TLS_HEADER_ALLOWANCE) {
         /* Sent uncorked, and not counted: the room found before is no longer known. */
         state->corks_left = 0;
@@ -281,9 +274,8 @@ static inline int quire_tls_cork(struct MHD_Connection *connection, int socket, 
  * A response is sent uncorked (an event stream): its bytes are not counted against the room found before, so
  * the next cork asks the kernel again rather than trust a room this response may have filled.
  */
-static inline void quire_tls_uncorked(struct MHD_Connection *connection) {
-    struct quire_tls_connection *state = quire_tls_connection_of(connection);
-    if (NULL != state) state->corks_left = 0;
+static inline void quire_tls_uncorked(struct quire_tls_connection *state) {
+    state->corks_left = 0;
 }
 
 /**
@@ -291,9 +283,8 @@ static inline void quire_tls_uncorked(struct MHD_Connection *connection) {
  * `wait_ms` without room in the send buffer it shuts the socket down, so that the client sees the end of
  * the connection rather than waiting for bytes that will never come.
  */
-static inline int quire_tls_flush(struct MHD_Connection *connection, int socket, int wait_ms) {
-    struct quire_tls_connection *state = quire_tls_connection_of(connection);
-    if (NULL == state || NULL == state->session) return 0;
+static inline int quire_tls_flush(struct quire_tls_connection *state, int socket, int wait_ms) {
+    if (NULL == state->session) return 0;
     gnutls_session_t session = state->session;
     if (socket >= 0 && !state->socket_uncorked) {
         /* libmicrohttpd corks the socket (TCP_CORK) before the first header it does not push and never uncorks

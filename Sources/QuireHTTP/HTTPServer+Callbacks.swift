@@ -12,9 +12,26 @@ import Synchronization
 // its own. That pair is not free here: the server is referenced weakly (by the metrics), so its count lives in
 // a side table and every retain of it takes the runtime's slow path (about 1.5% of a page's CPU, measured).
 
-/// What one request carries between libmicrohttpd's calls; owned by the `void **` slot libmicrohttpd
-/// keeps per request, from the first access-handler call to the completion callback.
+/// What one request carries between libmicrohttpd's calls, and what its connection keeps across requests.
+///
+/// One per connection, made when libmicrohttpd announces the connection and kept in its socket context until
+/// it closes (a retained reference); each request borrows it through its `void **` slot, from its request line to
+/// the completion callback, which clears it for the connection's next request (`reset()`). A request costs no
+/// object of its own: allocating, filling and freeing one per request was a fixed cost of every request.
 final class RequestContext {
+    /// The connection's socket, or -1.
+    let socket: Int32
+    /// Made for the one request whose connection had no context (libmicrohttpd announces every connection
+    /// before its first request, so this is a fallback): that request's slot owns it, and its completion
+    /// releases it.
+    let isOwnedByRequest: Bool
+    /// A TLS connection's state (its credentials and its cork), freed when the connection closes.
+    var tls: UnsafeMutablePointer<quire_tls_connection>?
+    /// A request holds the context: set by its request line, cleared by its completion.
+    var isInUse = false
+
+    // The request's own state, cleared by `reset()`.
+
     /// `false` until the access handler saw the request's headers.
     var hasHeaders = false
     var body: [UInt8] = []
@@ -31,14 +48,36 @@ final class RequestContext {
     var prepared: PreparedResponse?
     /// Whether the client sent its own `X-Request-Id` (echoed on every response, prepared ones too).
     var requestIDWasSent = false
-    /// The connection's socket (for the request deadline), or -1.
-    var socket: Int32 = -1
     /// What the request accepts and holds (`Accept-Encoding`, `If-None-Match`), for its response.
     var negotiation: Negotiation?
     /// The connection is closed after this request's response (its framing was refused).
     var closesConnection = false
     /// The response was queued with its TLS records corked: the completion callback sends them.
     var isCorked = false
+
+    init(socket: Int32, isOwnedByRequest: Bool = false) {
+        self.socket = socket
+        self.isOwnedByRequest = isOwnedByRequest
+    }
+
+    /// Ready for the connection's next request: the request's state cleared, and what it held released (a
+    /// body, a prepared response, a finished long poll or stream), so that an idle connection holds none of it.
+    func reset() {
+        isInUse = false
+        hasHeaders = false
+        body = []
+        bodyBytesReceived = 0
+        isTooLarge = false
+        isAnswered = false
+        pending = nil
+        stream = nil
+        requestID = ""
+        prepared = nil
+        requestIDWasSent = false
+        negotiation = nil
+        closesConnection = false
+        isCorked = false
+    }
 }
 
 func accessHandlerTrampoline(
@@ -69,13 +108,7 @@ func requestStartedTrampoline(
     connection: OpaquePointer?
 ) -> UnsafeMutableRawPointer? {
     guard let cls, let connection else { return nil }
-    let context = RequestContext()
-    context.socket = quire_mhd_connection_socket(connection)
-    withServer(cls) { server in
-        server.requestStarted()
-        server.deadlines.started(socket: context.socket)
-    }
-    return Unmanaged.passRetained(context).toOpaque()
+    return withServer(cls) { $0.beginRequest(on: connection) }
 }
 
 func requestCompletedTrampoline(
@@ -86,9 +119,9 @@ func requestCompletedTrampoline(
 ) {
     guard let cls, let requestSlot, let raw = requestSlot.pointee else { return }
     requestSlot.pointee = nil
-    let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-    if context.isCorked, let connection {
-        _ = quire_tls_flush(connection, context.socket, 1000)
+    let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+    if context.isCorked, let tls = context.tls {
+        _ = quire_tls_flush(tls, context.socket, 1000)
     }
     withServer(cls) { server in
         server.deadlines.finished(socket: context.socket)
@@ -101,6 +134,11 @@ func requestCompletedTrampoline(
             server.unregister(stream)
         }
         server.requestFinished()
+    }
+    if context.isOwnedByRequest {
+        Unmanaged<RequestContext>.fromOpaque(raw).release()
+    } else {
+        context.reset()
     }
 }
 
@@ -117,14 +155,19 @@ func connectionNotifyTrampoline(
         switch code {
         case .CONNECTION_NOTIFY_STARTED:
             guard let connection, let socketContext else { return }
-            server.prepareTLS(connection, slot: socketContext)
+            let context = RequestContext(socket: quire_mhd_connection_socket(connection))
+            socketContext.pointee = Unmanaged.passRetained(context).toOpaque()
+            server.prepareTLS(connection, context: context)
         case .CONNECTION_NOTIFY_CLOSED:
+            let held = socketContext?.pointee.map { Unmanaged<RequestContext>.fromOpaque($0).takeRetainedValue() }
+            socketContext?.pointee = nil
             // Before libmicrohttpd closes the socket: no deadline may outlive its connection.
-            if let connection { server.deadlines.finished(socket: quire_mhd_connection_socket(connection)) }
-            if let held = socketContext?.pointee {
-                socketContext?.pointee = nil
-                let state = held.assumingMemoryBound(to: quire_tls_connection.self)
-                if let credentials = quire_tls_connection_free(state) {
+            if let socket = held?.socket ?? connection.map(quire_mhd_connection_socket) {
+                server.deadlines.finished(socket: socket)
+            }
+            if let tls = held?.tls {
+                held?.tls = nil
+                if let credentials = quire_tls_connection_free(tls) {
                     Unmanaged<TLSCredentials>.fromOpaque(credentials).release()
                 }
             }
@@ -153,11 +196,11 @@ extension FramingRefusal {
 }
 
 extension HTTPServer {
-    /// Gives a new TLS connection the current credentials (retained by the connection's state in its slot,
-    /// `quire_tls_connection`, until it closes) and the session-ticket key. A connection that cannot be
+    /// Gives a new TLS connection the current credentials (retained by the connection's state,
+    /// `quire_tls_connection`, held by its context until it closes) and the session-ticket key. A connection that cannot be
     /// prepared is refused at its handshake (the daemon's own certificate callback refuses), never served
     /// another certificate.
-    fileprivate func prepareTLS(_ connection: OpaquePointer, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    fileprivate func prepareTLS(_ connection: OpaquePointer, context: RequestContext) {
         guard servesTLS else { return }  // plain HTTP: no lock taken per connection
         guard let (credentials, ticketKey) = tlsState.withLock({ $0.map { ($0.credentials, $0.ticketKey) } }) else {
             return
@@ -170,7 +213,7 @@ extension HTTPServer {
                 message: "cannot prepare a TLS connection: no memory")
             return
         }
-        slot.pointee = UnsafeMutableRawPointer(state)
+        context.tls = state
         let result = quire_tls_prepare_connection(connection, state, credentials.pointer, ticketKey?.pointer)
         if result < 0 {
             libmicrohttpdLogTrampoline(
@@ -217,6 +260,27 @@ private func libmicrohttpdPanicTrampoline(
 }
 
 extension HTTPServer {
+    /// Starts a request on `connection`: its context for the request's slot (the connection's own, borrowed),
+    /// the request counted in flight and its whole-request deadline started.
+    fileprivate func beginRequest(on connection: OpaquePointer) -> UnsafeMutableRawPointer {
+        let raw: UnsafeMutableRawPointer
+        let context: RequestContext
+        if let held = quire_mhd_socket_context(connection) {
+            raw = held
+            context = Unmanaged<RequestContext>.fromOpaque(held).takeUnretainedValue()
+            if context.isInUse { context.reset() }  // a request libmicrohttpd never completed: not carried over
+        } else {  // a connection libmicrohttpd did not announce (it announces every one; kept as a fallback)
+            context = RequestContext(socket: quire_mhd_connection_socket(connection), isOwnedByRequest: true)
+            raw = Unmanaged.passRetained(context).toOpaque()
+        }
+        context.isInUse = true
+        requestStarted()
+        deadlines.started(socket: context.socket)
+        return raw
+    }
+}
+
+extension HTTPServer {
     /// libmicrohttpd's access handler: called first with the headers, then once per body chunk, then
     /// once more (and once again after a deferred response is resumed).
     func handle(
@@ -232,9 +296,9 @@ extension HTTPServer {
         if let raw = requestSlot.pointee {
             context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         } else {  // no request-line callback ran (it always does; kept as a fallback)
-            context = RequestContext()
-            requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
-            requestStarted()
+            let raw = beginRequest(on: connection)
+            requestSlot.pointee = raw
+            context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         }
         if !context.hasHeaders {
             // First call: headers only. Refuse a smuggler's framing, and a declared oversized body, before
@@ -285,7 +349,7 @@ extension HTTPServer {
         }
         context.body = []
         let request = Request(
-            method: String(cString: method),
+            method: Self.methodName(method),
             path: String(cString: url),
             query: Self.fields(of: .GET_ARGUMENT_KIND, on: connection),
             headers: headers,
@@ -321,7 +385,7 @@ extension HTTPServer {
             }
             let handle = stream.makeLibmicrohttpdResponse(extra: extra)
             defer { MHD_destroy_response(handle) }
-            if servesTLS { quire_tls_uncorked(connection) }
+            if let tls = context.tls { quire_tls_uncorked(tls) }
             return MHD_queue_response(connection, UInt32(stream.status), handle)
         }
     }
@@ -402,8 +466,8 @@ extension HTTPServer {
 
     /// Over TLS, corks a small response's records (see `quire_tls_cork`): its header and body leave as one.
     private func cork(_ connection: OpaquePointer, _ context: RequestContext, bodyBytes: Int) {
-        guard servesTLS else { return }
-        context.isCorked = quire_tls_cork(connection, context.socket, bodyBytes) == 1
+        guard let tls = context.tls else { return }
+        context.isCorked = quire_tls_cork(tls, context.socket, bodyBytes) == 1
     }
 
     enum DecodedBody {
@@ -435,6 +499,21 @@ extension HTTPServer {
 
     private func extraHeaders(_ context: RequestContext) -> ExtraHeaders {
         ExtraHeaders(requestID: context.requestID, closing: isDraining || context.closesConnection)
+    }
+
+    /// The request's method: a literal for each method Quire serves (nothing decoded, validated or copied per
+    /// request: decoding cost ~240 instructions), else decoded.
+    private static func methodName(_ method: UnsafePointer<CChar>) -> String {
+        switch UInt8(bitPattern: method[0]) {
+        case UInt8(ascii: "G") where strcmp(method, "GET") == 0: "GET"
+        case UInt8(ascii: "P") where strcmp(method, "POST") == 0: "POST"
+        case UInt8(ascii: "P") where strcmp(method, "PUT") == 0: "PUT"
+        case UInt8(ascii: "P") where strcmp(method, "PATCH") == 0: "PATCH"
+        case UInt8(ascii: "D") where strcmp(method, "DELETE") == 0: "DELETE"
+        case UInt8(ascii: "H") where strcmp(method, "HEAD") == 0: "HEAD"
+        case UInt8(ascii: "O") where strcmp(method, "OPTIONS") == 0: "OPTIONS"
+        default: String(cString: method)
+        }
     }
 
     /// The request's values of one kind (headers, query arguments), decoded, in order: one array, and a
