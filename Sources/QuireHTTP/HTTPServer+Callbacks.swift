@@ -197,9 +197,9 @@ extension FramingRefusal {
 
 extension HTTPServer {
     /// Gives a new TLS connection the current credentials (retained by the connection's state,
-    /// `quire_tls_connection`, held by its context until it closes) and the session-ticket key. A connection that cannot be
-    /// prepared is refused at its handshake (the daemon's own certificate callback refuses), never served
-    /// another certificate.
+    /// `quire_tls_connection`, which its context holds until it closes) and the session-ticket key. A
+    /// connection that cannot be prepared is refused at its handshake (the daemon's own certificate callback
+    /// refuses), never served another certificate.
     fileprivate func prepareTLS(_ connection: OpaquePointer, context: RequestContext) {
         guard servesTLS else { return }  // plain HTTP: no lock taken per connection
         guard let (credentials, ticketKey) = tlsState.withLock({ $0.map { ($0.credentials, $0.ticketKey) } }) else {

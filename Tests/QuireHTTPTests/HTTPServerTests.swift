@@ -48,6 +48,28 @@ struct HTTPServerTests {
         #expect(!connection.isClosedByPeer)
     }
 
+    /// A connection's requests share one context (made when the connection opens): nothing of one request may
+    /// reach the next.
+    @Test("each request on a keep-alive connection starts afresh: its own request id, method and body")
+    func requestsStartAfresh() throws {
+        let server = try TestServer(responder: Responders.echo)
+        defer { server.stop() }
+        let connection = try server.connect()
+        let first = try connection.request(
+            "POST", "/one", headers: [("X-Request-Id", "first.1")], body: Array("body one".utf8))
+        #expect(first.headers["X-Request-Id"] == "first.1")
+        #expect(first.text == "body one")
+        let second = try connection.request("GET", "/two")
+        let generated = try #require(second.headers["X-Request-Id"])
+        #expect(generated != "first.1" && generated.count == 15)
+        #expect(second.headers["X-Method"] == "GET")
+        #expect(second.body.isEmpty)
+        let third = try connection.request("PURGE", "/three", headers: [("X-Request-Id", "third.3")])
+        #expect(third.headers["X-Method"] == "PURGE")  // a method Quire does not serve is passed on as sent
+        #expect(third.headers["X-Request-Id"] == "third.3")
+        #expect(!connection.isClosedByPeer)
+    }
+
     @Test("request headers are case-insensitive")
     func requestHeaders() throws {
         let server = try TestServer(responder: Responders.echo)
