@@ -33,11 +33,9 @@ final class ServiceMetrics: RequestObserver {
     let registry = PrometheusCollectorRegistry()
     /// The methods counted by name in `quire_http_requests_total`; any other is counted as `OTHER`, so that a client
     /// cannot make series without end by inventing methods.
-    static let methodLabels = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-    /// The method label of `method`: the shared string of a known method, else `OTHER`.
+    /// The method label of `method`: the shared string of a known method (``Request/knownMethods``), else `OTHER`.
     static func methodLabel(_ method: String) -> String {
-        methodLabels.first { $0 == method } ?? "OTHER"
+        Request.knownMethods.first { $0 == method } ?? "OTHER"
     }
     private let accessLog: (any AccessLog)?
     private let scrapeState = Mutex(ScrapeState())
@@ -206,7 +204,7 @@ final class ServiceMetrics: RequestObserver {
     }
 
     /// The series of a route, method and status, kept by the route: found without hashing (method labels are the
-    /// shared strings of `methodLabels`, so comparing two compares two words), made on the route's first request
+    /// shared strings of `Request.knownMethods`, so comparing two compares two words), made on the route's first request
     /// with that method and status. The registry returns the collectors it already has for the same labels. A
     /// route's first series makes it one of the routes whose latency is written.
     private func series(_ route: RouteLabel, method: String, status: Int) -> RequestSeries {

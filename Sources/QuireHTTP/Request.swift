@@ -30,6 +30,10 @@ public struct Request: Sendable {
         self.requestID = requestID
     }
 
+    /// The methods Quire serves. A request's `method` is one of these strings as they are (made once, not
+    /// decoded per request); any other method is decoded as sent.
+    public static let knownMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
     /// The value of the first query item named `name`, or `nil`.
     public func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value

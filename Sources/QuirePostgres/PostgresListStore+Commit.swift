@@ -141,11 +141,10 @@ extension PostgresListStore {
     /// created and deleted it since this one read that number: a conflict, whose replay brings the number), and
     /// forgets that number.
     private func checkCreation(of list: String, numbered version: UInt64, on connection: PostgresConnection) throws {
-        let rows = try connection.query("SELECT version FROM quire_retired WHERE name = \(list)", logger: logger)
-            .wait(within: patience)
-        guard let retired = try rows.first?.decode(Int64.self) else { return }
+        let retired = try retiredVersion(of: list, on: connection)
+        guard retired > 0 else { return }
         // Checked before anything is deleted: the transaction stays open for the write made again.
-        guard UInt64(bitPattern: retired) < version else { throw VersionMismatch() }
+        guard retired < version else { throw VersionMismatch() }
         _ = try connection.query("DELETE FROM quire_retired WHERE name = \(list)", logger: logger).wait(
             within: patience)
     }

@@ -44,12 +44,14 @@ extension PostgresListStore {
     /// The last version of a deleted list of this name, 0 if none (see ``ListStore/retiredVersion(of:)``); on
     /// the connection holding the list's lock after a conflict, if any.
     public func retiredVersion(of list: String) throws -> UInt64 {
-        try reading(on: heldConnection(for: list)) { connection in
-            let rows = try connection.query(
-                "SELECT version FROM quire_retired WHERE name = \(list)", logger: logger
-            ).wait(within: patience)
-            return try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) } ?? 0
-        }
+        try reading(on: heldConnection(for: list)) { try retiredVersion(of: list, on: $0) }
+    }
+
+    /// The same, read on `connection` (in its transaction).
+    func retiredVersion(of list: String, on connection: PostgresConnection) throws -> UInt64 {
+        let rows = try connection.query("SELECT version FROM quire_retired WHERE name = \(list)", logger: logger)
+            .wait(within: patience)
+        return try rows.first.map { UInt64(bitPattern: try $0.decode(Int64.self)) } ?? 0
     }
 
     /// The changes of `list` after log position `position`, oldest first (a write that lost a race reads

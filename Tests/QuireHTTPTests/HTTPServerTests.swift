@@ -1,8 +1,9 @@
 import Glibc
-import QuireHTTP
 import QuireTesting
 import Synchronization
 import Testing
+
+@testable import QuireHTTP
 
 @Suite("HTTP server over loopback")
 struct HTTPServerTests {
@@ -68,6 +69,16 @@ struct HTTPServerTests {
         #expect(third.headers["X-Method"] == "PURGE")  // a method Quire does not serve is passed on as sent
         #expect(third.headers["X-Request-Id"] == "third.3")
         #expect(!connection.isClosedByPeer)
+    }
+
+    @Test("the server takes exactly the known methods as literals")
+    func knownMethods() {
+        for method in Request.knownMethods {
+            #expect(HTTPServer.knownMethod(method) == method)
+        }
+        for method in ["PURGE", "GE", "GETS", "PROPFIND", "get", ""] {
+            #expect(HTTPServer.knownMethod(method) == nil)
+        }
     }
 
     @Test("request headers are case-insensitive")
