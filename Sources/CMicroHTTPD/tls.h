@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <linux/sock_diag.h>
@@ -179,6 +180,13 @@ struct quire_tls_connection {
     int corks_left;
     /* libmicrohttpd's TCP_CORK has been taken off the socket (see quire_tls_flush). */
     int socket_uncorked;
+    /* The connection's socket, which quire_tls_pull reads. */
+    int socket;
+    /* Bytes read from the socket that GnuTLS has not asked for yet (see quire_tls_pull): `kept_length` of them
+     * from `kept + kept_offset`. NULL when none. */
+    unsigned char *kept;
+    size_t kept_offset;
+    size_t kept_length;
 };
 
 /** A connection's state holding `credentials`, or NULL when out of memory. */
@@ -191,21 +199,92 @@ static inline struct quire_tls_connection *quire_tls_connection_new(void *creden
 /** Frees a connection's state; returns the credentials it held, for the caller to release. */
 static inline void *quire_tls_connection_free(struct quire_tls_connection *state) {
     void *credentials = state->credentials;
+    free(state->kept);
     free(state);
     return credentials;
 }
 
+/* ---- One read per record. ----
+ *
+ * GnuTLS reads a record in two system calls: its 5-byte header, then exactly the rest. quire_tls_pull, the
+ * pull function of every TLS connection, reads what the socket holds (up to QUIRE_TLS_READ_AHEAD bytes) in one
+ * call instead, hands GnuTLS what it asks for and keeps the rest in the connection's state for its next ask:
+ * a request in one record costs one read.
+ *
+ * Kept bytes are never stranded. With libmicrohttpd's edge-triggered epoll, a TLS connection stays read-ready
+ * until a read answers EAGAIN (it does not take a short read as the end, as it does for plain sockets), and
+ * quire_tls_pull answers EAGAIN only when it keeps nothing: kept bytes are read like bytes still in the socket.
+ * A resumed connection is marked read-ready by libmicrohttpd. */
+
+/** The most a read takes from the socket: a full record (16 KiB of data and GnuTLS's allowance). */
+#define QUIRE_TLS_READ_AHEAD (16384 + 512)
+
+/** GnuTLS's pull function for a connection whose state is `pointer`: kept bytes first, else one read. */
+static ssize_t quire_tls_pull(gnutls_transport_ptr_t pointer, void *data, size_t size) {
+    struct quire_tls_connection *state = pointer;
+    if (state->kept_length > 0) {
+        const size_t count = size < state->kept_length ? size : state->kept_length;
+        memcpy(data, state->kept + state->kept_offset, count);
+        state->kept_offset += count;
+        state->kept_length -= count;
+        if (0 == state->kept_length) {
+            free(state->kept);
+            state->kept = NULL;
+            state->kept_offset = 0;
+        }
+        return (ssize_t) count;
+    }
+    /* Per thread: a connection is served by one libmicrohttpd thread, and the buffer is emptied before return. */
+    static __thread unsigned char ahead[QUIRE_TLS_READ_AHEAD];
+    const ssize_t received = recv(state->socket, ahead, sizeof ahead, 0);
+    if (received <= 0) return received;
+    const size_t count = (size_t) received < size ? (size_t) received : size;
+    memcpy(data, ahead, count);
+    const size_t rest = (size_t) received - count;
+    if (rest > 0) {
+        unsigned char *kept = malloc(rest);
+        if (NULL == kept) {
+            /* The rest cannot be kept, and it has left the socket: the connection cannot go on. */
+            errno = ENOMEM;
+            return -1;
+        }
+        memcpy(kept, ahead + count, rest);
+        state->kept = kept;
+        state->kept_offset = 0;
+        state->kept_length = rest;
+    }
+    return (ssize_t) count;
+}
+
+/** GnuTLS's wait for data on a connection whose state is `pointer` (used where GnuTLS blocks with a timeout):
+ * ready at once when bytes are kept, else the socket's own readiness. */
+static int quire_tls_pull_timeout(gnutls_transport_ptr_t pointer, unsigned int milliseconds) {
+    struct quire_tls_connection *state = pointer;
+    if (state->kept_length > 0) return 1;
+    struct pollfd ready = { state->socket, POLLIN, 0 };
+    const int timeout = GNUTLS_INDEFINITE_TIMEOUT == milliseconds ? -1 : (int) milliseconds;
+    return poll(&ready, 1, timeout);
+}
+
 /**
  * Gives a new TLS connection the credentials it handshakes with, and session tickets with `ticket_key`
- * (NULL: none), and keeps its GnuTLS session in `state`. Called when libmicrohttpd announces the connection,
- * on its worker thread, before any byte of the handshake. Returns 0 or a GnuTLS error.
+ * (NULL: none), keeps its GnuTLS session in `state`, and has GnuTLS read `socket` through quire_tls_pull
+ * (writes stay libmicrohttpd's). Called when libmicrohttpd announces the connection, on its worker thread,
+ * before any byte of the handshake. Returns 0 or a GnuTLS error.
  */
 static inline int quire_tls_prepare_connection(struct MHD_Connection *connection, struct quire_tls_connection *state,
-                                               gnutls_certificate_credentials_t credentials,
+                                               int socket, gnutls_certificate_credentials_t credentials,
                                                const gnutls_datum_t *ticket_key) {
     gnutls_session_t session = quire_tls_session_of(connection);
-    if (NULL == session) return GNUTLS_E_INVALID_REQUEST;
+    if (NULL == session || socket < 0) return GNUTLS_E_INVALID_REQUEST;
     state->session = session;
+    state->socket = socket;
+    /* The receiving side's pointer is the state; the sending side's stays the socket, as libmicrohttpd set it. */
+    gnutls_transport_ptr_t receiving = NULL, sending = NULL;
+    gnutls_transport_get_ptr2(session, &receiving, &sending);
+    gnutls_transport_set_ptr2(session, state, sending);
+    gnutls_transport_set_pull_function(session, quire_tls_pull);
+    gnutls_transport_set_pull_timeout_function(session, quire_tls_pull_timeout);
     int result = gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, credentials);
     if (result < 0 || NULL == ticket_key) return result;
     return gnutls_session_ticket_enable_server(session, ticket_key);

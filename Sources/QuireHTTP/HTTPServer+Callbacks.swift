@@ -210,7 +210,8 @@ extension HTTPServer {
             return
         }
         context.tls = state
-        let result = quire_tls_prepare_connection(connection, state, credentials.pointer, ticketKey?.pointer)
+        let result = quire_tls_prepare_connection(
+            connection, state, context.socket, credentials.pointer, ticketKey?.pointer)
         if result < 0 {
             libmicrohttpdLogTrampoline(
                 context: Unmanaged.passUnretained(self).toOpaque(),

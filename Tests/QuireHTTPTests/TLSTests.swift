@@ -56,6 +56,33 @@ struct TLSTests {
         )
     }
 
+    @Test("records the server reads in one go are all answered: a request's head and body apart, the next behind them")
+    func recordsReadTogether() throws {
+        // The server reads all that its socket holds at once and keeps what GnuTLS has not asked for yet (tls.h,
+        // quire_tls_pull). Kept bytes must be served like bytes still in the socket: no answer may wait for more.
+        let certificates = try TestCertificates()
+        let responder = ClosureResponder { request in
+            if request.path == "/slow" { sleep(milliseconds: 200) }
+            return .response(Response(status: 200, body: Array("\(request.path) \(request.body.count)".utf8)))
+        }
+        let server = try TestServer(responder: responder) { $0.tls = try? certificates.issue("s", serial: "01") }
+        defer { server.stop() }
+        let connection = try server.connect(timeoutSeconds: 5, tls: certificates.clientTLS)
+        for size in [10, 3_000, 100_000] {
+            // Each write is one TLS record or more; while the server sits in the slow handler, the records of the
+            // two requests behind it wait in its socket, and are read together after it.
+            try connection.write(Array("GET /slow HTTP/1.1\r\nHost: quire\r\n\r\n".utf8))
+            sleep(milliseconds: 50)
+            let body = [UInt8](repeating: UInt8(ascii: "b"), count: size)
+            try connection.write(Array("POST /posted HTTP/1.1\r\nHost: quire\r\nContent-Length: \(size)\r\n\r\n".utf8))
+            try connection.write(body)
+            try connection.write(Array("GET /last HTTP/1.1\r\nHost: quire\r\n\r\n".utf8))
+            #expect(try connection.readResponse().text == "/slow 0")
+            #expect(try connection.readResponse().text == "/posted \(size)")
+            #expect(try connection.readResponse().text == "/last 0")
+        }
+    }
+
     @Test("a client that does not trust the certificate, or speaks plain HTTP, fails; the server goes on")
     func refusals() throws {
         let certificates = try TestCertificates()
