@@ -180,7 +180,7 @@ struct quire_tls_connection {
     int corks_left;
     /* libmicrohttpd's TCP_CORK has been taken off the socket (see quire_tls_flush). */
     int socket_uncorked;
-    /* The connection's socket, which quire_tls_pull reads. */
+    /* The connection's socket (-1 when unknown): quire_tls_pull reads it, the cork and its flush write it. */
     int socket;
     /* Bytes read from the socket that GnuTLS has not asked for yet (see quire_tls_pull): `kept_length` of them
      * from `kept + kept_offset`. NULL when none. */
@@ -189,10 +189,12 @@ struct quire_tls_connection {
     size_t kept_length;
 };
 
-/** A connection's state holding `credentials`, or NULL when out of memory. */
-static inline struct quire_tls_connection *quire_tls_connection_new(void *credentials) {
+/** The state of a connection on `socket` holding `credentials`, or NULL when out of memory. */
+static inline struct quire_tls_connection *quire_tls_connection_new(void *credentials, int socket) {
     struct quire_tls_connection *state = calloc(1, sizeof *state);
-    if (NULL != state) state->credentials = credentials;
+    if (NULL == state) return NULL;
+    state->credentials = credentials;
+    state->socket = socket;
     return state;
 }
 
@@ -268,17 +270,16 @@ static int quire_tls_pull_timeout(gnutls_transport_ptr_t pointer, unsigned int m
 
 /**
  * Gives a new TLS connection the credentials it handshakes with, and session tickets with `ticket_key`
- * (NULL: none), keeps its GnuTLS session in `state`, and has GnuTLS read `socket` through quire_tls_pull
- * (writes stay libmicrohttpd's). Called when libmicrohttpd announces the connection, on its worker thread,
+ * (NULL: none), keeps its GnuTLS session in `state`, and has GnuTLS read the state's socket through
+ * quire_tls_pull (writes stay libmicrohttpd's). Called when libmicrohttpd announces the connection, on its worker thread,
  * before any byte of the handshake. Returns 0 or a GnuTLS error.
  */
 static inline int quire_tls_prepare_connection(struct MHD_Connection *connection, struct quire_tls_connection *state,
-                                               int socket, gnutls_certificate_credentials_t credentials,
+                                               gnutls_certificate_credentials_t credentials,
                                                const gnutls_datum_t *ticket_key) {
     gnutls_session_t session = quire_tls_session_of(connection);
-    if (NULL == session || socket < 0) return GNUTLS_E_INVALID_REQUEST;
+    if (NULL == session || state->socket < 0) return GNUTLS_E_INVALID_REQUEST;
     state->session = session;
-    state->socket = socket;
     /* The receiving side's pointer is the state; the sending side's stays the socket, as libmicrohttpd set it. */
     gnutls_transport_ptr_t receiving = NULL, sending = NULL;
     gnutls_transport_get_ptr2(session, &receiving, &sending);
@@ -318,12 +319,13 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
 
 /**
  * Corks the connection's TLS session for a response whose body is `body_bytes` long, when the response is
- * small and `socket`'s send buffer has room for it twice over beside what it holds, as the kernel counts both
+ * small and the socket's send buffer has room for it twice over beside what it holds, as the kernel counts both
  * (its `sk_wmem_queued` and `sk_sndbuf`, the two it compares before taking a write: one `SO_MEMINFO` call,
  * whose answer then serves the next responses until their bytes have used the room it found).
  * Returns 1 when corked: the caller then calls quire_tls_flush when the response is complete.
  */
-static inline int quire_tls_cork(struct quire_tls_connection *state, int socket, size_t body_bytes) {
+static inline int quire_tls_cork(struct quire_tls_connection *state, size_t body_bytes) {
+    const int socket = state->socket;
     if (socket < 0 || NULL == state->session) return 0;
     if (body_bytes > QUIRE_TLS_CORK_MAX_BYTES - QUIRE_TLS_HEADER_ALLOWANCE) {
         /* Sent uncorked, and not counted: the room found before is no longer known. */
@@ -362,8 +364,9 @@ static inline void quire_tls_uncorked(struct quire_tls_connection *state) {
  * `wait_ms` without room in the send buffer it shuts the socket down, so that the client sees the end of
  * the connection rather than waiting for bytes that will never come.
  */
-static inline int quire_tls_flush(struct quire_tls_connection *state, int socket, int wait_ms) {
+static inline int quire_tls_flush(struct quire_tls_connection *state, int wait_ms) {
     if (NULL == state->session) return 0;
+    const int socket = state->socket;
     gnutls_session_t session = state->session;
     if (socket >= 0 && !state->socket_uncorked) {
         /* libmicrohttpd corks the socket (TCP_CORK) before the first header it does not push and never uncorks

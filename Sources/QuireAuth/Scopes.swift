@@ -27,16 +27,16 @@ public struct Scopes: Sendable, Equatable {
     /// Whether `write:` covers `list`.
     public func mayWrite(_ list: String) -> Bool { write.matches(list) }
 
-    /// Names and prefixes of one kind of scope.
+    /// Names and prefixes of one kind of scope. Sets: two claims that give the same scopes in another order, or
+    /// one of them twice, are equal.
     private struct Patterns: Sendable, Equatable {
         var names: Set<String> = []
-        var prefixes: [String] = []
+        var prefixes: Set<String> = []
 
         mutating func add(_ pattern: Substring) {
             guard !pattern.isEmpty else { return }
             if pattern.hasSuffix("*") {
-                let prefix = String(pattern.dropLast())
-                if !prefixes.contains(prefix) { prefixes.append(prefix) }
+                prefixes.insert(String(pattern.dropLast()))
             } else {
                 names.insert(String(pattern))
             }

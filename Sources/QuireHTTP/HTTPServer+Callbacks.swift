@@ -118,7 +118,7 @@ func requestCompletedTrampoline(
     requestSlot.pointee = nil
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
     if context.isCorked, let tls = context.tls {
-        _ = quire_tls_flush(tls, context.socket, 1000)
+        _ = quire_tls_flush(tls, 1000)
     }
     withServer(cls) { server in
         server.deadlines.finished(socket: context.socket)
@@ -202,7 +202,7 @@ extension HTTPServer {
             return
         }
         let retained = Unmanaged.passRetained(credentials).toOpaque()
-        guard let state = quire_tls_connection_new(retained) else {
+        guard let state = quire_tls_connection_new(retained, context.socket) else {
             Unmanaged<TLSCredentials>.fromOpaque(retained).release()
             libmicrohttpdLogTrampoline(
                 context: Unmanaged.passUnretained(self).toOpaque(),
@@ -210,8 +210,7 @@ extension HTTPServer {
             return
         }
         context.tls = state
-        let result = quire_tls_prepare_connection(
-            connection, state, context.socket, credentials.pointer, ticketKey?.pointer)
+        let result = quire_tls_prepare_connection(connection, state, credentials.pointer, ticketKey?.pointer)
         if result < 0 {
             libmicrohttpdLogTrampoline(
                 context: Unmanaged.passUnretained(self).toOpaque(),
@@ -464,7 +463,7 @@ extension HTTPServer {
     /// Over TLS, corks a small response's records (see `quire_tls_cork`): its header and body leave as one.
     private func cork(_ connection: OpaquePointer, _ context: RequestContext, bodyBytes: Int) {
         guard let tls = context.tls else { return }
-        context.isCorked = quire_tls_cork(tls, context.socket, bodyBytes) == 1
+        context.isCorked = quire_tls_cork(tls, bodyBytes) == 1
     }
 
     enum DecodedBody {

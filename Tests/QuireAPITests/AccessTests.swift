@@ -221,6 +221,7 @@ struct AccessTests {
         #expect((0..<20).allSatisfy { many.mayRead("list-\($0)") })
         #expect(!many.mayRead("list-20") && !many.mayWrite("list-1"))
         #expect(Scopes("read:a read:b write:c-*") == Scopes("write:c-* read:b read:a read:a"))
+        #expect(Scopes("read:a-* read:b-* read:c") == Scopes("read:c read:b-* read:a-*"))
         #expect(Scopes("read:a") != Scopes("read:b"))
     }
 
