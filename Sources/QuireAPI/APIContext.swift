@@ -17,9 +17,10 @@ final class APIContext: Sendable {
     /// Open event streams (API.md §4c), one per session.
     let streams: EventStreams
     let pageCache: PageCache<PageKey, PreparedResponse>
-    /// The first windows of new sessions at a list's head, without what is the session's own: encoded and
-    /// compressed once for every session opened on the same page of the same version.
-    let sessionPageCache: PageCache<PageKey, SharedBody>
+    /// The first windows of new sessions at a list's head: cut once for every session opened on the same
+    /// page of the same version, and their bodies (without what is the session's own) encoded and compressed
+    /// once. Each entry keeps its version alive, so the cache is small: the heads clients open sessions at.
+    let sessionFirstWindows: PageCache<PageKey, FirstWindow>
     /// "Nothing new" answers, prepared once per session state (at most 10,000 sessions', about 1 KB each).
     let unchangedAnswers: PageCache<UnchangedAnswerKey, PreparedResponse>
     let configuration: QuireService.Configuration
@@ -45,7 +46,7 @@ final class APIContext: Sendable {
             capacity: configuration.events.maxStreams, heartbeatSeconds: configuration.events.heartbeatSeconds,
             sessions: sessions)
         pageCache = PageCache(capacity: configuration.pages.cacheEntries)
-        sessionPageCache = PageCache(capacity: configuration.pages.cacheEntries)
+        sessionFirstWindows = PageCache(capacity: min(configuration.pages.cacheEntries, 64))
         unchangedAnswers = PageCache(capacity: min(configuration.sessions.capacity, 10_000))
         access = AccessControl(
             writeToken: configuration.writeToken, readToken: configuration.readToken,

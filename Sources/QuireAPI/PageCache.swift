@@ -60,3 +60,16 @@ struct PageKey: Hashable {
     let after: String?
     let before: String?
 }
+
+/// A new session's first window and the page members of its first answer (what is not the session's own),
+/// made once for every session opened on the same page of the same version (see
+/// `APIContext.sessionFirstWindows`). Immutable: every session opened there shares it.
+final class FirstWindow: Sendable {
+    let window: SessionWindow
+    let page: SharedBody
+
+    init(list: String, _ window: Window, of version: ListVersion) {
+        self.window = SessionWindow(window, of: version)
+        page = SharedBody(ResponseBodies.sessionPageContent(list: list, window: window))
+    }
+}

@@ -14,10 +14,14 @@ enum ResponseBodies {
         return out
     }
 
-    /// A new session's first window: the page shape plus `session` and `format`, in two parts: the
-    /// session's own members, then the window (`page`, when given, is its bytes made once for every
-    /// session opened on the same window; see ``sessionPageContent(list:window:)``).
-    static func sessionPageParts(_ session: Session, window: Window, page: SharedBody?) -> [BodyPart] {
+    /// A new session's first answer: its own members, then its window's page members (`page`, shared by every
+    /// session opened on that window).
+    static func sessionPageParts(_ session: Session, page: SharedBody) -> [BodyPart] {
+        [.bytes(sessionOwnMembers(session)), .shared(page)]
+    }
+
+    /// `{"session":…,"seq":…,"format":…,` of a new session's first answer.
+    private static func sessionOwnMembers(_ session: Session) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(96)
         out.appendLiteral(#"{"session":"#)
@@ -30,10 +34,7 @@ enum ResponseBodies {
         case .sequential: out.appendLiteral("sequential")
         }
         out.appendLiteral(#"","#)
-        guard let page else {
-            return [.bytes(out + sessionPageContent(list: session.list, window: window))]
-        }
-        return [.bytes(out), .shared(page)]
+        return out
     }
 
     /// What follows a new session's own members in its first answer: the window's page members and the

@@ -425,13 +425,20 @@ extension HTTPServer {
     /// Hands `response`, as negotiated for the request (see `wireResponse`), to libmicrohttpd, which copies
     /// the body; adds `X-Request-Id`, and `Connection: close` while draining.
     private func queue(_ response: Response, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
-        queueAsIs(wireResponse(response, context.negotiation), on: connection, context: context)
+        let wire = wireResponse(response, context.negotiation)
+        return queueAsIs(wire.response, on: connection, context: context, vary: wire.vary, noStore: wire.noStore)
     }
 
-    private func queueAsIs(_ response: Response, on connection: OpaquePointer, context: RequestContext)
-        -> MHD_Result
-    {
-        let handle = makeLibmicrohttpdResponse(response, extra: extraHeaders(context))
+    /// Queues `response` as it is, with the request's own fields and, when asked, `Vary: Accept-Encoding` and
+    /// `Cache-Control: no-store`.
+    private func queueAsIs(
+        _ response: Response, on connection: OpaquePointer, context: RequestContext, vary: Bool = false,
+        noStore: Bool = false
+    ) -> MHD_Result {
+        var extra = extraHeaders(context)
+        extra.varyByEncoding = vary
+        extra.noStore = noStore
+        let handle = makeLibmicrohttpdResponse(response, extra: extra)
         defer { MHD_destroy_response(handle) }
         cork(connection, context, bodyBytes: response.body.count)
         return MHD_queue_response(connection, UInt32(response.status), handle)
@@ -519,7 +526,8 @@ extension HTTPServer {
     }
 
     /// The request's values of one kind (headers, query arguments), decoded, in order: one array, and a
-    /// string only for a name or value longer than 15 bytes (shorter ones are stored inline).
+    /// string only for a name or value longer than 15 bytes (shorter ones are stored inline); the common ones
+    /// are literals (``CommonStrings``).
     private static func fields(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [HTTPHeaders.Field] {
         var fields: [HTTPHeaders.Field] = []
         // Counted first (libmicrohttpd walks its list without a callback): one allocation of the right size,
@@ -533,11 +541,9 @@ extension HTTPServer {
                 { cls, _, key, keySize, value, valueSize in
                     guard let cls, let key else { return .YES }
                     let fields = cls.assumingMemoryBound(to: [HTTPHeaders.Field].self)
-                    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                    let name = CommonStrings.string(UnsafeRawBufferPointer(start: key, count: keySize))
                     let text =
-                        value.map {
-                            String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self)
-                        } ?? ""
+                        value.map { CommonStrings.string(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? ""
                     fields.pointee.append((name: name, value: text))
                     return .YES
                 }, pointer)

@@ -50,38 +50,43 @@ extension HTTPServer {
     public var responseBodyBytesSent: Int { bodyBytes.sent.load(ordering: .relaxed) }
 
     /// `response` as it goes on the wire for `negotiation`: compressed when the client accepts it and
-    /// the body is worth it, with `Vary` and the representation's entity tag; or `304` when the client
-    /// holds that representation.
-    func wireResponse(_ response: Response, _ negotiation: Negotiation?) -> Response {
-        var response = response
-        if !response.headers.contains("Cache-Control") { response.headers.add("Cache-Control", "no-store") }
+    /// the body is worth it, with the representation's entity tag; or `304` when the client holds that
+    /// representation. `Vary: Accept-Encoding` and `Cache-Control: no-store` are not added to its fields but
+    /// returned as flags, which the server adds as it hands the response over (``ExtraHeaders``): adding them
+    /// here copied the fields' array and grew it, twice for most answers (~700 instructions, callgrind).
+    func wireResponse(_ response: Response, _ negotiation: Negotiation?) -> (
+        response: Response, vary: Bool, noStore: Bool
+    ) {
+        let noStore = !response.headers.contains("Cache-Control")
         let settings = configuration.compression
         guard let negotiation, settings.enabled || negotiation.ifNoneMatch != nil else {
             bodyBytes.count(plain: response.body.count, sent: response.body.count)
-            return response
+            return (response, false, noStore)
         }
         let compressible = settings.enabled && Self.isCompressible(response)
         let coding =
             compressible
             ? negotiation.accept.preferred(size: response.body.count, threshold: settings.minimumBytes) : .identity
-        var headers = response.headers
-        if compressible { headers.add("Vary", "Accept-Encoding") }
-        if let tag = headers["ETag"], coding != .identity { headers.replace("ETag", with: coding.entityTag(tag)) }
-        if response.status == 200, negotiation.notModified(tag: headers["ETag"]) {
-            return Self.notModified(headers)
-        }
         guard coding != .identity else {
-            var plain = response
-            plain.headers = headers
+            if response.status == 200, negotiation.ifNoneMatch != nil,
+                negotiation.notModified(tag: response.headers["ETag"])
+            {
+                return (Self.notModified(response.headers), compressible, noStore)
+            }
             bodyBytes.count(plain: response.body.count, sent: response.body.count)
-            return plain
+            return (response, compressible, noStore)
+        }
+        var headers = response.headers
+        if let tag = headers["ETag"] { headers.replace("ETag", with: coding.entityTag(tag)) }
+        if response.status == 200, negotiation.notModified(tag: headers["ETag"]) {
+            return (Self.notModified(headers), compressible, noStore)
         }
         headers.add("Content-Encoding", coding.rawValue)
         let body =
             response.parts.map { Compression.splice($0, as: coding, level: settings.level) }
             ?? Compression.compress(response.body, as: coding, level: settings.level)
         bodyBytes.count(plain: response.body.count, sent: body.count)
-        return Response(status: response.status, headers: headers, body: body)
+        return (Response(status: response.status, headers: headers, body: body), compressible, noStore)
     }
 
     /// The representation of `prepared` to send for `negotiation` (its compressed variants are made once

@@ -74,6 +74,32 @@ struct SessionTests {
         #expect(client.window.sections[0].items.first?["id"]?.stringValue == "s1-1")
     }
 
+    @Test("sessions opened at a list's head share its first window, each then moving on its own, a write giving anew")
+    func sharedFirstWindow() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 2, items: 6))
+        let first = try SessionClient(api, list: "l", options: ["limit": 4])
+        let second = try SessionClient(api, list: "l", options: ["limit": 4])
+        #expect(first.id != second.id)
+        #expect(first.window == second.window)
+        #expect(first.window.itemIDs == ["s0-0", "s0-1", "s0-2", "s0-3"])
+        try first.sync("&extend=next&limit=3")
+        #expect(first.window.itemIDs == ["s0-0", "s0-1", "s0-2", "s0-3", "s0-4", "s0-5", "s1-0"])
+        // The other session's window did not move with it.
+        #expect(try api.freshWindow(ofSession: second.id).itemIDs == ["s0-0", "s0-1", "s0-2", "s0-3"])
+        try second.sync("&extend=next&limit=1")
+        #expect(second.window.itemIDs == ["s0-0", "s0-1", "s0-2", "s0-3", "s0-4"])
+        // Another page size is another window; a write makes the head's window anew.
+        let longer = try SessionClient(api, list: "l", options: ["limit": 5])
+        #expect(longer.window.itemIDs == ["s0-0", "s0-1", "s0-2", "s0-3", "s0-4"])
+        try api.ops("l", [["op": "removeItems", "ids": ["s0-1"]]])
+        let after = try SessionClient(api, list: "l", options: ["limit": 4])
+        #expect(after.version == 2)
+        #expect(after.window.itemIDs == ["s0-0", "s0-2", "s0-3", "s0-4"])
+        #expect(after.window == (try api.freshWindow(ofSession: after.id)))
+    }
+
     @Test("extend next and prev grow the window by limit, without duplicates or gaps")
     func extend() throws {
         let api = try APIFixture()

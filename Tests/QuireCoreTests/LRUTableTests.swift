@@ -21,6 +21,26 @@ struct LRUTableTests {
         #expect(table.count == 3)
     }
 
+    @Test("modify changes a value in place and marks it used; an absent or idle key gives nil")
+    func modify() {
+        var table = LRUTable<String, Int>(capacity: 3, idleTimeout: 100)
+        _ = table.insert("a", 1, now: 0)
+        _ = table.insert("b", 2, now: 1)
+        let doubled = table.modify("a", now: 2) { value -> Int in
+            value *= 10
+            return value
+        }
+        #expect(doubled == 10)
+        #expect(table.use("a", now: 3) == 10)
+        #expect(table.keysByRecency == ["a", "b"])
+        let unchanged = table.modify("b", now: 4) { value in value == 99 }  // a body may leave it as it is
+        #expect(unchanged == false)
+        #expect(table.use("b", now: 5) == 2)
+        #expect(table.modify("missing", now: 6) { _ in true } == nil)
+        #expect(table.modify("a", now: 200) { _ in true } == nil)  // idle past the timeout: gone
+        #expect(table.count == 1)
+    }
+
     @Test("entries idle past the timeout are gone, on use and on sweep")
     func expiry() {
         var table = LRUTable<String, String>(capacity: 10, idleTimeout: 100)

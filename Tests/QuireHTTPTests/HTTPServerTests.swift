@@ -81,6 +81,21 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("common field names and values are literals equal to what decoding gives, and only exact bytes match")
+    func commonStrings() {
+        for text in ["Host", "Content-Type", "Accept-Encoding", "application/json", "since", "extend", "*/*"] {
+            let matched = Array(text.utf8).withUnsafeBytes { CommonStrings.match($0) }
+            #expect(matched == text)
+        }
+        for text in ["host", "content-type", "Accept-encoding", "application/JSON", "sincE", "", "demo", "Hos"] {
+            let bytes = Array(text.utf8)
+            #expect(bytes.withUnsafeBytes { CommonStrings.match($0) } == nil, "\(text)")
+            #expect(bytes.withUnsafeBytes { CommonStrings.string($0) } == text)
+        }
+        let invalid: [UInt8] = [0x48, 0xFF, 0x73, 0x74]  // "H\u{FF}st": not a literal, repaired as decoding does
+        #expect(invalid.withUnsafeBytes { CommonStrings.string($0) } == String(decoding: invalid, as: UTF8.self))
+    }
+
     @Test("request headers are case-insensitive")
     func requestHeaders() throws {
         let server = try TestServer(responder: Responders.echo)

@@ -60,6 +60,21 @@ public struct LRUTable<Key: Hashable, Value> {
         return read(slots[slot].value!)  // an occupied slot has a value
     }
 
+    /// Uses the value for `key` as ``use(_:now:)`` does, but gives it in place to `body`, which may change it:
+    /// one lookup where a use and an ``update(_:to:now:)`` are two.
+    ///
+    /// - Complexity: O(1) besides `body`.
+    public mutating func modify<Result>(_ key: Key, now: UInt64, _ body: (inout Value) -> Result) -> Result? {
+        guard let slot = index[key] else { return nil }
+        if isIdle(slot, now: now) {
+            _ = remove(slot: slot)
+            return nil
+        }
+        slots[slot].lastUse = max(slots[slot].lastUse, now)
+        moveToNewest(slot)
+        return body(&slots[slot].value!)  // an occupied slot has a value
+    }
+
     /// Whether `key` is present and not idle past the timeout at `now`; does not mark it used.
     ///
     /// - Complexity: O(1).

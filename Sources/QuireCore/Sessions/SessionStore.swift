@@ -92,11 +92,12 @@ public final class SessionStore: Sendable {
     public func update(_ session: Session, expectedRevision: UInt64) -> Bool {
         stripe(of: session.id).table.withLock { table in
             // The clock is read under the lock, so that uses are stamped in order (see LRUTable.isIdle).
-            let now = clock()
-            guard let stored = table.use(session.id, now: now), stored.revision == expectedRevision else {
-                return false
-            }
-            return table.update(session.id, to: session, now: now)
+            // In place: the stored session is neither copied out nor looked up twice.
+            table.modify(session.id, now: clock()) { stored in
+                guard stored.revision == expectedRevision else { return false }
+                stored = session
+                return true
+            } ?? false
         }
     }
 
