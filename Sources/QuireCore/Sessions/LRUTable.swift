@@ -50,13 +50,7 @@ public struct LRUTable<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1) besides `read`.
     public mutating func use<Result>(_ key: Key, now: UInt64, reading read: (borrowing Value) -> Result) -> Result? {
-        guard let slot = index[key] else { return nil }
-        if isIdle(slot, now: now) {
-            _ = remove(slot: slot)
-            return nil
-        }
-        slots[slot].lastUse = max(slots[slot].lastUse, now)
-        moveToNewest(slot)
+        guard let slot = usedSlot(key, now: now) else { return nil }
         return read(slots[slot].value!)  // an occupied slot has a value
     }
 
@@ -65,6 +59,12 @@ public struct LRUTable<Key: Hashable, Value> {
     ///
     /// - Complexity: O(1) besides `body`.
     public mutating func modify<Result>(_ key: Key, now: UInt64, _ body: (inout Value) -> Result) -> Result? {
+        guard let slot = usedSlot(key, now: now) else { return nil }
+        return body(&slots[slot].value!)  // an occupied slot has a value
+    }
+
+    /// The slot of `key`, marked used at `now`; `nil` when absent, or idle past the timeout (then removed).
+    private mutating func usedSlot(_ key: Key, now: UInt64) -> Int? {
         guard let slot = index[key] else { return nil }
         if isIdle(slot, now: now) {
             _ = remove(slot: slot)
@@ -72,7 +72,7 @@ public struct LRUTable<Key: Hashable, Value> {
         }
         slots[slot].lastUse = max(slots[slot].lastUse, now)
         moveToNewest(slot)
-        return body(&slots[slot].value!)  // an occupied slot has a value
+        return slot
     }
 
     /// Whether `key` is present and not idle past the timeout at `now`; does not mark it used.
