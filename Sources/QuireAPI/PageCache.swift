@@ -4,7 +4,7 @@ import Synchronization
 
 /// Pages ready to send, by list, version and request: the same page of the same version is assembled
 /// (and compressed) once. Stateless pages keep a ``PreparedResponse``; the first windows of new sessions
-/// keep the session-independent part of their body as a ``SharedBody``. Entries of old versions are never
+/// keep a ``FirstWindow`` (the window, and the session-independent part of its body). Entries of old versions are never
 /// wrong (the version is in the key), they just age out as the least recently used. Also keeps sessions'
 /// "nothing new" answers (``UnchangedAnswerKey``).
 final class PageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {

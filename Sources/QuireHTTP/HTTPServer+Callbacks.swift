@@ -450,7 +450,7 @@ extension HTTPServer {
         -> MHD_Result
     {
         let (chosen, notModified, vary) = wireRepresentation(prepared, context.negotiation)
-        if let notModified { return queueAsIs(notModified, on: connection, context: context) }
+        if let notModified { return queueAsIs(notModified, on: connection, context: context, vary: vary) }
         context.prepared = chosen
         let status = UInt32(chosen.response.status)
         cork(connection, context, bodyBytes: chosen.response.body.count)

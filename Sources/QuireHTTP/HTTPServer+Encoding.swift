@@ -67,19 +67,15 @@ extension HTTPServer {
         let coding =
             compressible
             ? negotiation.accept.preferred(size: response.body.count, threshold: settings.minimumBytes) : .identity
+        var headers = response.headers  // copied only when the tag changes
+        if coding != .identity, let tag = headers["ETag"] { headers.replace("ETag", with: coding.entityTag(tag)) }
+        // `ifNoneMatch` first: most requests send none, and then the tag is not looked up.
+        if response.status == 200, negotiation.ifNoneMatch != nil, negotiation.notModified(tag: headers["ETag"]) {
+            return (Self.notModified(headers), compressible, noStore)
+        }
         guard coding != .identity else {
-            if response.status == 200, negotiation.ifNoneMatch != nil,
-                negotiation.notModified(tag: response.headers["ETag"])
-            {
-                return (Self.notModified(response.headers), compressible, noStore)
-            }
             bodyBytes.count(plain: response.body.count, sent: response.body.count)
             return (response, compressible, noStore)
-        }
-        var headers = response.headers
-        if let tag = headers["ETag"] { headers.replace("ETag", with: coding.entityTag(tag)) }
-        if response.status == 200, negotiation.notModified(tag: headers["ETag"]) {
-            return (Self.notModified(headers), compressible, noStore)
         }
         headers.add("Content-Encoding", coding.rawValue)
         let body =
@@ -90,7 +86,7 @@ extension HTTPServer {
     }
 
     /// The representation of `prepared` to send for `negotiation` (its compressed variants are made once
-    /// and kept beside it), or the `304` to send instead; and whether to add `Vary`.
+    /// and kept beside it), or the `304` to send instead; and whether to add `Vary` (to either).
     func wireRepresentation(_ prepared: PreparedResponse, _ negotiation: Negotiation?)
         -> (representation: PreparedResponse, notModified: Response?, vary: Bool)
     {
@@ -106,9 +102,7 @@ extension HTTPServer {
             : .identity
         let chosen = coding == .identity ? prepared : prepared.variant(coding, level: settings.level)
         if prepared.response.status == 200, negotiation.notModified(tag: chosen.entityTag) {
-            var headers = chosen.response.headers
-            if compressible { headers.add("Vary", "Accept-Encoding") }
-            return (chosen, Self.notModified(headers), compressible)
+            return (chosen, Self.notModified(chosen.response.headers), compressible)  // `Vary` by the flag
         }
         bodyBytes.count(plain: prepared.response.body.count, sent: chosen.response.body.count)
         return (chosen, nil, compressible)

@@ -76,8 +76,8 @@ struct LRUTableTests {
     func updates() {
         var table = LRUTable<String, Int>(capacity: 100, idleTimeout: .max)
         for index in 0..<50 { _ = table.insert("k\(index)", index, now: UInt64(index)) }
-        let updated = table.update("k0", to: 100, now: 60)
-        let updatedMissing = table.update("missing", to: 1, now: 60)
+        let updated = table.modify("k0", now: 60) { $0 = 100 } != nil
+        let updatedMissing = table.modify("missing", now: 60) { $0 = 1 } != nil
         #expect(updated)
         #expect(!updatedMissing)
         let k1 = table.remove("k1")

@@ -54,8 +54,8 @@ public struct LRUTable<Key: Hashable, Value> {
         return read(slots[slot].value!)  // an occupied slot has a value
     }
 
-    /// Uses the value for `key` as ``use(_:now:)`` does, but gives it in place to `body`, which may change it:
-    /// one lookup where a use and an ``update(_:to:now:)`` are two.
+    /// Uses the value for `key` as ``use(_:now:)`` does, but gives it in place to `body`, which may change it
+    /// (replace it, or leave it as it is): one lookup, and no copy of the value.
     ///
     /// - Complexity: O(1) besides `body`.
     public mutating func modify<Result>(_ key: Key, now: UInt64, _ body: (inout Value) -> Result) -> Result? {
@@ -89,18 +89,6 @@ public struct LRUTable<Key: Hashable, Value> {
     private func isIdle(_ slot: Int, now: UInt64) -> Bool {
         let lastUse = slots[slot].lastUse
         return now > lastUse && now - lastUse > idleTimeout
-    }
-
-    /// Replaces the value of an existing key (and marks it used); `false` when absent.
-    ///
-    /// - Complexity: O(1).
-    @discardableResult
-    public mutating func update(_ key: Key, to value: Value, now: UInt64) -> Bool {
-        guard let slot = index[key] else { return false }
-        slots[slot].value = value
-        slots[slot].lastUse = max(slots[slot].lastUse, now)
-        moveToNewest(slot)
-        return true
     }
 
     /// Inserts a new entry as the most recently used; evicts the least recently used past the capacity.
