@@ -41,8 +41,8 @@ struct Caller: Sendable {
     }
 
     /// When the caller's token stops being accepted, in seconds since 1970; `nil` for none. A request
-    /// that outlives its token ends then: long polls here; an event stream must end with `event: gone`
-    /// at this instant too (the hook for streams, which are not built yet).
+    /// that outlives its token ends then: a long poll with `401`, an event stream closed by the streams'
+    /// ticker (without `event: gone`: the session lives on, and its client reconnects with a fresh token).
     var acceptedUntil: Double? {
         if case .token(let token) = credential { return token.acceptedUntil }
         return nil
