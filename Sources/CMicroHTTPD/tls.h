@@ -271,8 +271,8 @@ static int quire_tls_pull_timeout(gnutls_transport_ptr_t pointer, unsigned int m
 /**
  * Gives a new TLS connection the credentials it handshakes with, and session tickets with `ticket_key`
  * (NULL: none), keeps its GnuTLS session in `state`, and has GnuTLS read the state's socket through
- * quire_tls_pull (writes stay libmicrohttpd's). Called when libmicrohttpd announces the connection, on its worker thread,
- * before any byte of the handshake. Returns 0 or a GnuTLS error.
+ * quire_tls_pull (writes stay libmicrohttpd's). Called when libmicrohttpd announces the connection, on its
+ * worker thread, before any byte of the handshake. Returns 0 or a GnuTLS error.
  */
 static inline int quire_tls_prepare_connection(struct MHD_Connection *connection, struct quire_tls_connection *state,
                                                gnutls_certificate_credentials_t credentials,

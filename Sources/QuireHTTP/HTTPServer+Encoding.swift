@@ -29,9 +29,10 @@ struct Negotiation {
         isHead = request.method == "HEAD"
     }
 
-    /// Whether `If-None-Match` names `tag` (weak comparison, RFC 9110 §13.1.2), or is `*`.
-    func notModified(tag: String?) -> Bool {
-        guard let ifNoneMatch, let tag else { return false }
+    /// Whether `If-None-Match` names `tag` (weak comparison, RFC 9110 §13.1.2), or is `*`. The tag is read only
+    /// when the request has `If-None-Match`: most send none, and then a response's tag is not looked up.
+    func notModified(tag: @autoclosure () -> String?) -> Bool {
+        guard let ifNoneMatch, let tag = tag() else { return false }
         let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
         for candidate in ifNoneMatch.split(separator: ",") {
             let trimmed = candidate.trimming(" \t")
@@ -69,8 +70,7 @@ extension HTTPServer {
             ? negotiation.accept.preferred(size: response.body.count, threshold: settings.minimumBytes) : .identity
         var headers = response.headers  // copied only when the tag changes
         if coding != .identity, let tag = headers["ETag"] { headers.replace("ETag", with: coding.entityTag(tag)) }
-        // `ifNoneMatch` first: most requests send none, and then the tag is not looked up.
-        if response.status == 200, negotiation.ifNoneMatch != nil, negotiation.notModified(tag: headers["ETag"]) {
+        if response.status == 200, negotiation.notModified(tag: headers["ETag"]) {
             return (Self.notModified(headers), compressible, noStore)
         }
         guard coding != .identity else {
