@@ -544,7 +544,7 @@ extension HTTPServer {
                     let name = CommonStrings.string(UnsafeRawBufferPointer(start: key, count: keySize))
                     let text =
                         value.map { CommonStrings.string(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? ""
-                    fields.pointee.append((name: name, value: text))
+                    fields.pointee.append(NamedValue(name: name, value: text))
                     return .YES
                 }, pointer)
         }

@@ -44,9 +44,12 @@ public final class PendingResponse: Sendable {
             notify(response)
             return true
         case .resumeConnection(let connection):
+            // Observed (counted in the metrics, logged) before the connection is resumed: a client that has
+            // its answer and then reads /metrics finds it counted. It was observed after, and a test that did
+            // just that saw the count one short (once, under load).
+            notify(response)
             MHD_resume_connection(connection.pointer)
             connection.resumes?.end()
-            notify(response)
             return true
         case .rejected:
             return false

@@ -5,7 +5,7 @@ public struct Request: Sendable {
     /// The path, percent-decoded, without the query (`/v1/lists/demo`).
     public var path: String
     /// The query's items, percent-decoded, in order. A key without `=` has the value `""`.
-    public var query: [(name: String, value: String)]
+    public var query: [NamedValue]
     /// The header fields, with case-insensitive lookup.
     public var headers: HTTPHeaders
     /// The body, gathered across libmicrohttpd's calls (empty when there is none).
@@ -17,7 +17,7 @@ public struct Request: Sendable {
     public init(
         method: String,
         path: String,
-        query: [(name: String, value: String)] = [],
+        query: [NamedValue] = [],
         headers: HTTPHeaders = [:],
         body: [UInt8] = [],
         requestID: String = ""

@@ -119,11 +119,11 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         guard parts.count == 2 else { return nil }
         let target = parts[1]
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        var query: [(name: String, value: String)] = []
+        var query: [NamedValue] = []
         if path.count == 2 {
             for item in path[1].split(separator: "&") {
                 let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                query.append((name: String(pair[0]), value: pair.count == 2 ? String(pair[1]) : ""))
+                query.append(NamedValue(name: String(pair[0]), value: pair.count == 2 ? String(pair[1]) : ""))
             }
         }
         var headers = HTTPHeaders()
