@@ -28,6 +28,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "reference-server.h"
+
 /* One stream: its connection, and whether it has an event to send. Kept on a list while suspended. */
 struct stream {
   struct MHD_Connection *connection;
@@ -165,11 +167,7 @@ main (int argc, char **argv)
   unsigned threads = argc > 3 ? (unsigned) atoi (argv[3]) : (unsigned) (cores > 0 ? cores : 1);
   written = MHD_create_response_from_buffer (2, "{}", MHD_RESPMEM_PERSISTENT);
 
-  sigset_t stop;
-  sigemptyset (&stop);
-  sigaddset (&stop, SIGINT);
-  sigaddset (&stop, SIGTERM);
-  pthread_sigmask (SIG_BLOCK, &stop, NULL); /* MHD threads inherit this mask */
+  const sigset_t stop = block_stop_signals ();
 
   struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons ((uint16_t) port)};
   inet_pton (AF_INET, "127.0.0.1", &address.sin_addr);
@@ -182,16 +180,7 @@ main (int argc, char **argv)
     MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
     threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads,
     MHD_OPTION_END);
-  if (NULL == daemon) {
-    fprintf (stderr, "cannot start on port %u\n", port);
-    return 1;
-  }
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info (daemon, MHD_DAEMON_INFO_BIND_PORT);
-  printf ("port %u\n", NULL == info ? port : (unsigned) info->port);
-  fflush (stdout);
-
-  int signal_number;
-  sigwait (&stop, &signal_number);
+  if (0 != serve_until_stopped (daemon, port, stop)) return 1;
   /* libmicrohttpd refuses to stop with suspended connections: wake them, and let each end its stream. */
   pthread_mutex_lock (&lock);
   stopping = true;

@@ -20,6 +20,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "reference-server.h"
+
 /* Quire's `server.tls.priorities` default (TLSConfiguration.defaultPriorities). */
 static const char priorities[] =
   "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-GCM";
@@ -81,11 +83,7 @@ main (int argc, char **argv)
   body_response = MHD_create_response_from_buffer (size, body, MHD_RESPMEM_PERSISTENT);
   MHD_add_response_header (body_response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 
-  sigset_t stop;
-  sigemptyset (&stop);
-  sigaddset (&stop, SIGINT);
-  sigaddset (&stop, SIGTERM);
-  pthread_sigmask (SIG_BLOCK, &stop, NULL); /* MHD threads inherit this mask */
+  const sigset_t stop = block_stop_signals ();
 
   struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons ((uint16_t) port)};
   inet_pton (AF_INET, "127.0.0.1", &address.sin_addr);
@@ -109,16 +107,7 @@ main (int argc, char **argv)
   unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0);
   struct MHD_Daemon *daemon = MHD_start_daemon (flags, (uint16_t) port, NULL, NULL, &answer, NULL,
                                                 MHD_OPTION_ARRAY, options, MHD_OPTION_END);
-  if (NULL == daemon) {
-    fprintf (stderr, "cannot start on port %u\n", port);
-    return 1;
-  }
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info (daemon, MHD_DAEMON_INFO_BIND_PORT);
-  printf ("port %u\n", NULL == info ? port : (unsigned) info->port);
-  fflush (stdout);
-
-  int signal_number;
-  sigwait (&stop, &signal_number);
+  if (0 != serve_until_stopped (daemon, port, stop)) return 1;
   MHD_stop_daemon (daemon);
   MHD_destroy_response (body_response);
   free (body);
