@@ -73,16 +73,16 @@ final class APIContext: Sendable {
         // Writes run off libmicrohttpd's threads (see StoreWrites): a commit waiting on the store must not hold
         // up the other connections of its worker thread.
         router.on("PUT", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
-            offloaded { [self] () throws(Problem) in try putList(request, parameters) }
+            offloaded(parameters) { [self] () throws(Problem) in try putList(request, parameters) }
         }
         router.on("GET", "/v1/lists/{list}", access: .readList) { [self] request, parameters, _ in
             try page(request, parameters)
         }
         router.on("DELETE", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
-            offloaded { [self] () throws(Problem) in try deleteList(request, parameters) }
+            offloaded(parameters) { [self] () throws(Problem) in try deleteList(request, parameters) }
         }
         router.on("POST", "/v1/lists/{list}/ops", access: .writeList) { [self] request, parameters, _ in
-            offloaded { [self] () throws(Problem) in try applyOps(request, parameters) }
+            offloaded(parameters) { [self] () throws(Problem) in try applyOps(request, parameters) }
         }
         router.on("POST", "/v1/lists/{list}/sessions", access: .readList) { [self] in try createSession($0, $1, $2) }
         // Every route on a session (and the event stream, when it comes) is `.session`: its subject is checked.
@@ -102,10 +102,12 @@ final class APIContext: Sendable {
         }
     }
 
-    /// The reply of a write route's `handler`, made on ``StoreWrites``' queue: a problem it throws is its
-    /// answer, as the router would have made it.
-    private func offloaded(_ handler: @escaping @Sendable () throws(Problem) -> Reply) -> Reply {
-        storeWrites.deferred {
+    /// The reply of a write route's `handler`, made on the lane of the route's `{list}` (``StoreWrites``): a
+    /// problem it throws is its answer, as the router would have made it.
+    private func offloaded(
+        _ parameters: RouteParameters, _ handler: @escaping @Sendable () throws(Problem) -> Reply
+    ) -> Reply {
+        storeWrites.deferred(list: parameters["list"] ?? "") {
             do throws(Problem) {
                 switch try handler() {
                 case .response(let response): return response

@@ -9,7 +9,17 @@ import Synchronization
 /// away) held its worker thread that long, and every request of every other connection of that thread waited
 /// behind it: reads stopped answering on half the connections during a database outage (seen by the cluster
 /// test). Here the write's connection is suspended (a ``PendingResponse``, holding no thread) while the write
-/// runs on a queue of its own, and resumed with its answer.
+/// runs on a queue of its own (a lane, below), and resumed with its answer.
+///
+/// The writes run on lanes: serial queues, a list's writes always on the same one (they take the list's lock one
+/// after another anyway), different lists spread over ``laneCount`` of them. Not one concurrent queue: on Linux,
+/// libdispatch runs a concurrent queue's work on its pool of about one thread per core, which it grows by about a
+/// thread a second while they block, and a commit waiting on the database blocks its thread (an unreachable
+/// database, or another instance holding the list's lock). Past two or three such commits, every other write
+/// (and the pool's other work, as the long polls' fan-out) queued behind them: with six held, a write of another
+/// list was answered after 6 s (`StoreWriteTests`, on that design), 0.3 s on lanes. A serial queue is given a
+/// thread of its own whenever it has work, whatever the pool's threads are doing, so a stuck commit holds only
+/// the writes of its own lane.
 ///
 /// A write always answers with its own outcome: on shutdown, a write still running is waited for (its
 /// commit is neither lost nor answered as refused), and ``waitUntilIdle()`` lets the service wait for every
@@ -17,7 +27,9 @@ import Synchronization
 /// is refused at once (`503 overloaded`, `Retry-After`), rather than started and waited for on the thread
 /// that received it while that thread's other connections drain.
 final class StoreWrites: Sendable {
-    private let queue = DispatchQueue(label: "quire.store-writes", attributes: .concurrent)
+    /// How many lists' writes can run at once, at most (fewer when two lists share a lane).
+    static let laneCount = 16
+    private let lanes = (0..<StoreWrites.laneCount).map { DispatchQueue(label: "quire.store-writes.\($0)") }
     /// The writes queued or running.
     private let running = DispatchGroup()
     private let isShuttingDown = Atomic<Bool>(false)
@@ -27,8 +39,15 @@ final class StoreWrites: Sendable {
         isShuttingDown.store(true, ordering: .releasing)
     }
 
-    /// The reply of `write`, made on the write queue; the connection waits suspended until it is ready.
-    func deferred(_ write: @escaping @Sendable () -> Response) -> Reply {
+    /// The lane of `list`'s writes: the same for the same name in every run (FNV-1a of its bytes).
+    static func lane(of list: String) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        for byte in list.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return Int(hash % UInt32(laneCount))
+    }
+
+    /// The reply of `write` of `list`, made on the list's lane; the connection waits suspended until it is ready.
+    func deferred(list: String, _ write: @escaping @Sendable () -> Response) -> Reply {
         if isShuttingDown.load(ordering: .acquiring) {
             return .response(
                 Problem.overloaded(
@@ -38,7 +57,7 @@ final class StoreWrites: Sendable {
         }
         let outcome = Outcome()
         let pending = PendingResponse(onShutdown: { outcome.wait() })
-        queue.async(group: running) {
+        lanes[Self.lane(of: list)].async(group: running) {
             let response = write()
             outcome.set(response)
             pending.resume(with: response)

@@ -8,7 +8,8 @@ import Testing
 
 @testable import QuireAPI
 
-/// A store whose commits of the list `slow` wait until released: a database that stopped answering.
+/// A store whose commits of the lists named `slow…` wait until released (one signal each): a database that stopped
+/// answering.
 private final class GatedStore: ListStoreDecorator {
     let base: any ListStore = InMemoryListStore()
     let entered = DispatchSemaphore(value: 0)
@@ -17,7 +18,7 @@ private final class GatedStore: ListStoreDecorator {
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
     {
-        if list == "slow" {
+        if list.hasPrefix("slow") {
             entered.signal()
             release.wait()
         }
@@ -123,6 +124,50 @@ struct StoreWriteTests {
         #expect(service.registry.version(of: "slow") != nil)
         let metrics = try server.connect().request("GET", "/metrics").text
         #expect(metrics.contains(#"quire_http_requests_total{method="PUT",route="/v1/lists/{list}",status="201"} 2"#))
+    }
+
+    @Test("writes held in the store, more than the machine has cores, hold up no write of a list on another lane")
+    func stuckCommitsHoldOnlyTheirLanes() throws {
+        let store = GatedStore()
+        let (service, server) = try Self.serve(store)
+        defer { service.shutdown() }
+        // Six lists on six lanes, and one more on a seventh: on one concurrent queue, libdispatch ran two or three
+        // of the six at once (a thread per core) and the seventh list's write waited for them.
+        var lanes = Set<Int>()
+        var held: [String] = []
+        for index in 0..<200 where held.count < 6 && lanes.insert(StoreWrites.lane(of: "slow-\(index)")).inserted {
+            held.append("slow-\(index)")
+        }
+        let free = try #require((0..<200).map { "free-\($0)" }.first { !lanes.contains(StoreWrites.lane(of: $0)) })
+        #expect(held.count == 6)
+        var released = 0
+        defer { for _ in released..<held.count { store.release.signal() } }
+
+        let statuses = Mutex<[String: Int]>([:])
+        let writers = held.map { list in
+            Thread {
+                let answer = try? server.connect(timeoutSeconds: 60).request(
+                    "PUT", "/v1/lists/\(list)", headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"sections":[]}"#.utf8))
+                statuses.withLock { $0[list] = answer?.status ?? 0 }
+            }
+        }
+        for writer in writers { writer.start() }
+        for index in held.indices {
+            #expect(store.entered.wait(timeout: .now() + 30) == .success, "write \(index) never reached the store")
+        }
+
+        let other = try? server.connect(timeoutSeconds: 30).request(
+            "PUT", "/v1/lists/\(free)", headers: [("Content-Type", "application/json")],
+            body: Array(#"{"sections":[]}"#.utf8))
+        #expect(other?.status == 201, "a write of another lane waited for the stuck ones")
+        #expect(statuses.withLock { $0.isEmpty })
+
+        for _ in held { store.release.signal() }
+        released = held.count
+        let deadline = ContinuousClock.now + .seconds(30)
+        while statuses.withLock({ $0.count }) < held.count && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(statuses.withLock { $0 } == Dictionary(uniqueKeysWithValues: held.map { ($0, 201) }))
     }
 
     @Test("If-Match: * is checked when the write is made: another write landing first does not make it 412")
