@@ -35,7 +35,6 @@ struct stream {
   struct MHD_Connection *connection;
   bool opened;    /* the first comment is sent */
   bool pending;   /* a write woke it: send one event */
-  bool waiting;   /* suspended, on the list */
   struct stream *next;
 };
 
@@ -82,7 +81,6 @@ read_stream (void *cls, uint64_t position, char *buffer, size_t max)
   }
   release_pages (buffer, max);
   MHD_suspend_connection (s->connection);
-  s->waiting = true;
   s->next = waiting;
   waiting = s;
   pthread_mutex_unlock (&lock);
@@ -113,7 +111,6 @@ wake_all (void)
   waiting = NULL;
   for (struct stream *s = list; s != NULL; s = s->next) {
     s->pending = true;
-    s->waiting = false;
     MHD_resume_connection (s->connection);
   }
   pthread_mutex_unlock (&lock);

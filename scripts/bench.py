@@ -232,10 +232,7 @@ def http(options):
         import atexit
         atexit.register(limit.remove)
         print(f"servers limited to {options.cpu_limit} CPU (cgroup cpu.cfs_quota_us): a slower machine")
-    reference_binary = os.path.join(tempfile.mkdtemp(prefix="quire-ref-"), "mhd-reference")
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
-                           check=True).stdout.split()
-    subprocess.run(["cc", "-O2", "-o", reference_binary, REFERENCE] + flags, check=True)
+    reference_binary = compile_reference()
     _, base = start_quire()
     # The default configuration (the access log on: a text line per request, to /dev/null), and the same
     # with JSON lines.
@@ -314,11 +311,12 @@ def http(options):
         print(f"| {name} | {median:.2f}x | {', '.join(f'{r:.2f}' for r in ratios)} | {verdict} |")
 
 
-def compile_reference():
-    binary = os.path.join(tempfile.mkdtemp(prefix="quire-ref-"), "mhd-reference")
+def compile_reference(source=REFERENCE):
+    """A C server on libmicrohttpd (by default ../shared/bench/mhd-reference.c) built in a fresh folder."""
+    binary = os.path.join(tempfile.mkdtemp(prefix="quire-ref-"), os.path.splitext(os.path.basename(source))[0])
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
                            check=True).stdout.split()
-    subprocess.run(["cc", "-O2", "-o", binary, REFERENCE] + flags, check=True)
+    subprocess.run(["cc", "-O2", "-o", binary, source] + flags, check=True)
     return binary
 
 
@@ -781,11 +779,8 @@ def stream_floor(client_binary, count, pool_bytes):
     """bench/stream-reference.c, plain C on libmicrohttpd with Quire's per-connection memory pool, holding `count`
     idle streams opened by the same client: the resident memory per idle stream that the stack itself takes,
     below which no server on it can go. Returns (bytes per stream, the client's delivery line)."""
-    directory = tempfile.mkdtemp(prefix="quire-stream-ref-")
-    binary = os.path.join(directory, "stream-reference")
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], capture_output=True, text=True,
-                           check=True).stdout.split()
-    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(BENCH, "stream-reference.c")] + flags, check=True)
+    binary = compile_reference(os.path.join(BENCH, "stream-reference.c"))
+    directory = os.path.dirname(binary)
     server = subprocess.Popen([binary, "0", str(pool_bytes)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True)
     children.append(server)

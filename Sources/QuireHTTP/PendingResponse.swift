@@ -34,6 +34,11 @@ public final class PendingResponse: Sendable {
     public func resume(with response: Response) -> Bool {
         let action = machine.withLock { machine in
             let action = machine.resolve(with: response)
+            if case .rejected = action { return action }
+            // Observed (counted in the metrics, logged) under the lock that made this response the request's,
+            // so before any thread can send it: a client that has its answer and then reads /metrics finds it
+            // counted. It was observed after, and a test that did just that saw the count one short.
+            notify(response)
             // Counted under the lock that decided it, so that shutdown, which waits for the count to
             // drop to zero before stopping the daemon, cannot miss a resume about to happen.
             if case .resumeConnection(let connection) = action { connection.resumes?.begin() }
@@ -41,13 +46,8 @@ public final class PendingResponse: Sendable {
         }
         switch action {
         case .accepted:
-            notify(response)
             return true
         case .resumeConnection(let connection):
-            // Observed (counted in the metrics, logged) before the connection is resumed: a client that has
-            // its answer and then reads /metrics finds it counted. It was observed after, and a test that did
-            // just that saw the count one short (once, under load).
-            notify(response)
             MHD_resume_connection(connection.pointer)
             connection.resumes?.end()
             return true
