@@ -108,6 +108,29 @@ def start_quire(extra_env=None):
     return process, base
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of every thread of process `pid` so far, in seconds (/proc)."""
+    total = 0
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{thread}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
+        total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_request(process, seconds, run):
+    """`run()` (a wrk measurement whose first figure is requests/s over `seconds`), and the CPU time `process`
+    spent per request meanwhile, in microseconds: what the server itself costs, apart from wrk and the kernel's
+    work for wrk, which share the machine's cores with it and move requests/s between rounds."""
+    before = cpu_seconds(process.pid)
+    result = run()
+    spent = cpu_seconds(process.pid) - before
+    return result, spent / max(result[0] * seconds, 1) * 1e6
+
+
 def wrk(url, seconds, connections=64, close=False, token=None, extra=(), script=None):
     """wrk on `url`; with `close`, every request asks for `Connection: close`, so each is on a new
     connection (the accept path); with `token`, every request carries it as a bearer token; `extra` header
@@ -233,15 +256,16 @@ def http(options):
         atexit.register(limit.remove)
         print(f"servers limited to {options.cpu_limit} CPU (cgroup cpu.cfs_quota_us): a slower machine")
     reference_binary = compile_reference()
-    _, base = start_quire()
+    server, base = start_quire()
     # The default configuration (the access log on: a text line per request, to /dev/null), and the same
     # with JSON lines.
-    _, default = start_quire({"QUIRE_LOG_LEVEL": "info"})
-    _, logged = start_quire({"QUIRE_LOG_LEVEL": "info", "QUIRE_LOG_FORMAT": "json"})
+    default_server, default = start_quire({"QUIRE_LOG_LEVEL": "info"})
+    logged_server, logged = start_quire({"QUIRE_LOG_LEVEL": "info", "QUIRE_LOG_FORMAT": "json"})
     # The same server with JSON Web Tokens on: an HS256 token from `quire token`, an ES256 one made here.
     secret = "bench-secret-" + "x" * 32
     jwks, es256 = es256_setup(tempfile.mkdtemp(prefix="quire-jwt-"))
-    _, tokened = start_quire({"QUIRE_AUTH_JWT_SECRET": secret, "QUIRE_AUTH_JWT_JWKS_FILE": jwks})
+    tokened_server, tokened = start_quire({"QUIRE_AUTH_JWT_SECRET": secret, "QUIRE_AUTH_JWT_JWKS_FILE": jwks})
+    servers = {base: server, default: default_server, logged: logged_server, tokened: tokened_server}
     if limit:
         for process in list(children):
             limit.add(process)
@@ -280,16 +304,22 @@ def http(options):
             limit.add(reference)
         time.sleep(0.3)
         wrk(url, 1, token=token)  # warm-up
+        quire_server = next(process for prefix, process in servers.items() if url.startswith(prefix + "/"))
         ratios = []
+        cpu_ratios = []
         # A token's request carries ~250 bytes of `Authorization` field that libmicrohttpd reads before Quire
         # sees the request (about 2,500 instructions of its parser, callgrind): the stack's cost, which the
         # reference pays too when it is sent the same field. Its target is judged against that reference; the
         # ratio against the reference sent no field is printed beside it.
         bare_ratios = []
         for round in range(options.rounds):
-            ref = wrk(f"http://127.0.0.1:{port}/", options.seconds, close=close, token=token)
-            quire = wrk(url, options.seconds, close=close, token=token)
+            ref, ref_cpu = cpu_per_request(
+                reference, options.seconds,
+                lambda: wrk(f"http://127.0.0.1:{port}/", options.seconds, close=close, token=token))
+            quire, quire_cpu = cpu_per_request(
+                quire_server, options.seconds, lambda: wrk(url, options.seconds, close=close, token=token))
             ratios.append(quire[0] / ref[0])
+            cpu_ratios.append(ref_cpu / quire_cpu)
             rows = [("reference" if token is None else "ref+token", ref), ("quire", quire)]
             if token is not None:
                 bare = wrk(f"http://127.0.0.1:{port}/", options.seconds, close=close)
@@ -300,15 +330,20 @@ def http(options):
         reference.terminate()
         reference.wait()
         median = statistics.median(ratios)
-        results.append((name + (", reference sent the same token" if token else ""), median, target, ratios))
+        results.append((name + (", reference sent the same token" if token else ""), median, target, ratios,
+                        statistics.median(cpu_ratios)))
         if token is not None:
-            results.append((name + ", reference sent no token", statistics.median(bare_ratios), None, bare_ratios))
+            results.append((name + ", reference sent no token", statistics.median(bare_ratios), None, bare_ratios,
+                            None))
     print()
-    print("| endpoint | median ratio to the reference | rounds | target |")
-    print("| --- | --- | --- | --- |")
-    for name, median, target, ratios in results:
+    # The second ratio is the reference's server CPU time per request over Quire's (median of the rounds): the
+    # share of the gap that is the server's own work, which wrk's and the kernel's noise moves less.
+    print("| endpoint | median ratio to the reference | rounds | target | server CPU per request, reference / quire |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, median, target, ratios, cpu_ratio in results:
         verdict = "—" if target is None else f">= {target}x: {'met' if median >= target else '**not met**'}"
-        print(f"| {name} | {median:.2f}x | {', '.join(f'{r:.2f}' for r in ratios)} | {verdict} |")
+        cpu = "" if cpu_ratio is None else f"{cpu_ratio:.2f}x"
+        print(f"| {name} | {median:.2f}x | {', '.join(f'{r:.2f}' for r in ratios)} | {verdict} | {cpu} |")
 
 
 def compile_reference(source=REFERENCE):
@@ -346,7 +381,7 @@ def load(options):
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: make deps-bench")
     reference_binary = compile_reference()
-    _, base = start_quire()
+    server, base = start_quire()
     # the bytes the reference answers with: what quire answers for the scenario's typical request
     _, first_page = request("GET", base + "/v1/lists/demo?limit=20")
     _, created = request("POST", base + "/v1/lists/demo/sessions", {"limit": 20})
@@ -371,29 +406,35 @@ def load(options):
             reference, ref_base = start_reference(reference_binary, body)
         scenario(base, 1, script, args, connections=c, timeout=timeout)  # warm-up
         rows = {"reference": [], "quire": []}
+        cpu = {"reference": [], "quire": []}  # server CPU time per request, microseconds
         notes = []
         for _ in range(options.rounds):
-            runs = [("reference", ref_base), ("quire", base)] if ref_base else [("quire", base)]
-            for label, url in runs:
-                row = scenario(url, seconds, script, args, connections=c, timeout=timeout)
+            runs = [("reference", ref_base, reference), ("quire", base, server)] if ref_base \
+                else [("quire", base, server)]
+            for label, url, process in runs:
+                row, per_request = cpu_per_request(
+                    process, seconds, lambda: scenario(url, seconds, script, args, connections=c, timeout=timeout))
                 rows[label].append(row)
-                print(f"{name:48} {label:10} {row[0]:11.0f} {row[1]:8.3f} {row[2]:8.3f} {row[3]:7d}")
+                cpu[label].append(per_request)
+                print(f"{name:48} {label:10} {row[0]:11.0f} {row[1]:8.3f} {row[2]:8.3f} {row[3]:7d}"
+                      f"  server CPU {per_request:6.2f} us/request")
                 if label == "quire":
                     notes.append(row[4])
         if reference:
             reference.terminate()
             reference.wait()
-        summary.append((name, rows, notes))
+        summary.append((name, rows, notes, cpu))
     print()
-    print("| scenario | server | requests/s (median) | p50 ms | p99 ms | errors (all rounds) | ratio to the reference |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| scenario | server | requests/s (median) | p50 ms | p99 ms | errors (all rounds) | ratio to the reference "
+          "| server CPU per request (median) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     failed = False
-    for name, rows, notes in summary:
+    for name, rows, notes, cpu in summary:
         ratios = [q[0] / r[0] for q, r in zip(rows["quire"], rows["reference"])]
         for label in ("reference", "quire"):
             runs = rows[label]
             if not runs:
-                print(f"| {name} | {label} | — (it cannot hold a long poll) | | | | |")
+                print(f"| {name} | {label} | — (it cannot hold a long poll) | | | | | |")
                 continue
             errors = sum(r[3] for r in runs)
             failed |= label == "quire" and errors > 0
@@ -404,11 +445,17 @@ def load(options):
                 ratio = (f"wake-up lag (write sent to poll answered): p50 "
                          f"{statistics.median(float(m.group(1)) for m in lags):.1f} ms, p99 "
                          f"{statistics.median(float(m.group(2)) for m in lags):.1f} ms")
+            # Beside the median, the ratio of the reference's to Quire's (per round, then the median): how much more
+            # of the server's own CPU a request costs, apart from wrk's share of the same cores.
+            spent = f"{statistics.median(cpu[label]):.2f} us"
+            if label == "quire" and cpu["reference"]:
+                relative = statistics.median(r / q for r, q in zip(cpu["reference"], cpu["quire"]))
+                spent += f" (reference / quire: {relative:.2f}x)"
             print(f"| {name} | {label} | {statistics.median(r[0] for r in runs):.0f} | "
                   f"{statistics.median(r[1] for r in runs):.2f} | {statistics.median(r[2] for r in runs):.2f} | "
-                  f"{errors} | {ratio} |")
+                  f"{errors} | {ratio} | {spent} |")
     print()
-    for name, rows, notes in summary:
+    for name, rows, notes, _ in summary:
         print(f"{name}, last quire round: {notes[-1]}")
     if failed:
         sys.exit("load: quire answered with errors (see the table)")
