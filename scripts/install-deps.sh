@@ -5,9 +5,8 @@
 #                                      libgnutls28-dev, libsqlite3-dev, zlib1g-dev, pkg-config, curl, python3; for
 #                                      the HTTPS tests openssl (test certificates), nginx (the deploy/nginx files)
 #                                      and testssl.sh; for scripts/wire-test prometheus (its promtool lints
-#                                      /metrics); for
-#                                      scripts/browser-test chromium, chromium-driver and a font (fonts-dejavu-core);
-#                                      for scripts/cluster and scripts/cluster-test postgresql
+#                                      /metrics); for scripts/browser-test chromium, chromium-driver and a font
+#                                      (fonts-dejavu-core); for scripts/cluster and scripts/cluster-test postgresql
 #   scripts/install-deps.sh bench      also the load tools: wrk, apache2-utils (ab), hey; valgrind and binutils (strip)
 #                                      for scripts/bench.py instructions
 #   scripts/install-deps.sh cluster    only what runs a local cluster from a built quire (scripts/cluster,
