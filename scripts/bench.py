@@ -37,6 +37,8 @@ Every server listens on 127.0.0.1 only, every load run is bounded in time, and t
 import argparse, asyncio, base64, json, os, re, resource, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 import urllib.request
 
+from proc_times import cpu_seconds  # scripts/proc_times.py, beside this file
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "bench")
 REFERENCE = os.environ.get("REFERENCE_SOURCE", os.path.join(ROOT, "..", "shared", "bench", "mhd-reference.c"))
@@ -108,26 +110,13 @@ def start_quire(extra_env=None):
     return process, base
 
 
-def cpu_seconds(pid):
-    """User and system CPU time of every thread of process `pid` so far, in seconds (/proc)."""
-    total = 0
-    for thread in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{thread}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue  # a thread that ended meanwhile
-        total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 def cpu_per_request(process, seconds, run):
     """`run()` (a wrk measurement whose first figure is requests/s over `seconds`), and the CPU time `process`
     spent per request meanwhile, in microseconds: what the server itself costs, apart from wrk and the kernel's
     work for wrk, which share the machine's cores with it and move requests/s between rounds."""
-    before = cpu_seconds(process.pid)
+    before = cpu_seconds([process.pid])
     result = run()
-    spent = cpu_seconds(process.pid) - before
+    spent = cpu_seconds([process.pid]) - before
     return result, spent / max(result[0] * seconds, 1) * 1e6
 
 
