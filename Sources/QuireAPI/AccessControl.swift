@@ -136,7 +136,7 @@ final class AccessControl: Sendable {
             guard verifier != nil else { break }
             let id = parameters["id"] ?? ""
             // An unknown session is left to the route, which answers 404 as for anyone.
-            guard SessionID.isWellFormed(id), let session = sessions.session(id) else { break }
+            guard let key = SessionKey(validating: id), let session = sessions.session(key) else { break }
             guard session.subject == caller.subject else {
                 denied(.sessionSubject)
                 throw APIContext.sessionNotFound

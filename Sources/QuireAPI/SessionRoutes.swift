@@ -99,13 +99,15 @@ extension APIContext {
     /// case), found without copying the session out of the store or computing anything. `nil` sends the request
     /// the whole way, which makes the answer (``reply(_:)``) for the next time.
     private func unchangedAnswer(session id: String, at position: SessionPosition) -> PreparedResponse? {
-        guard SessionID.isWellFormed(id), let (list, seq, version) = sessions.position(of: id) else { return nil }
+        guard let key = SessionKey(validating: id), let (list, seq, version) = sessions.position(of: key) else {
+            return nil
+        }
         switch position {
         case .version(let since) where since == version, .seq(let since) where since == seq: break
         default: return nil
         }
         guard registry.versionNumber(of: list) == version else { return nil }
-        return unchangedAnswers.cachedValue(for: UnchangedAnswerKey(session: id, seq: seq, version: version))
+        return unchangedAnswers.cachedValue(for: UnchangedAnswerKey(session: key, seq: seq, version: version))
     }
 
     /// The reply of an answer sent at once: a "nothing new" answer is prepared once per session state.
@@ -208,7 +210,7 @@ extension APIContext {
     }
 
     func sessionAndList(_ id: String) throws(Problem) -> (Session, ListVersion) {
-        guard SessionID.isWellFormed(id), let session = sessions.session(id),
+        guard let key = SessionKey(validating: id), let session = sessions.session(key),
             let latest = registry.version(of: session.list)
         else { throw Self.sessionNotFound }
         return (session, latest)

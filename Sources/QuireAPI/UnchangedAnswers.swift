@@ -8,11 +8,11 @@ import QuireHTTP
 /// ``PageCache`` and then queued as it is, as a cached page is. Once the session moves, its key changes:
 /// an entry is never sent stale, and the old one ages out as the least recently used.
 struct UnchangedAnswerKey: Hashable, Sendable {
-    let session: String
+    let session: SessionKey
     let seq: UInt64
     let version: UInt64
 
-    init(session: String, seq: UInt64, version: UInt64) {
+    init(session: SessionKey, seq: UInt64, version: UInt64) {
         (self.session, self.seq, self.version) = (session, seq, version)
     }
 
@@ -21,6 +21,6 @@ struct UnchangedAnswerKey: Hashable, Sendable {
     init?(_ reply: SessionReply) {
         let answer = reply.answer
         guard case .unchanged = answer.content, answer.fromSeq == answer.seq else { return nil }
-        (session, seq, version) = (answer.session.id, answer.seq, reply.version)
+        (session, seq, version) = (SessionKey(answer.session.id), answer.seq, reply.version)
     }
 }

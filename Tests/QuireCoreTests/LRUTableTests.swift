@@ -132,14 +132,43 @@ struct LRUTableTests {
     func randomBitsSpread() {
         for instance in [nil, "q1"] as [String?] {
             var stripes = [Int](repeating: 0, count: 16)
+            var high = [Int](repeating: 0, count: 16)
             for _ in 0..<16_000 {
                 let bits = SessionID.randomBits(SessionID.generate(instance: instance))
-                #expect((0..<64).contains(bits))
-                stripes[bits & 15] += 1
+                #expect(bits < 1 << 60)
+                stripes[Int(bits & 15)] += 1
+                high[Int(bits >> 56)] += 1
             }
             #expect(stripes.allSatisfy { (750...1250).contains($0) }, "\(stripes)")
+            #expect(high.allSatisfy { (750...1250).contains($0) }, "the first characters' bits too: \(high)")
         }
         #expect(SessionID.randomBits("") == 0 && SessionID.randomBits("x") == 0)
+        #expect(SessionID.randomBits("AB") == 0, "the last character is left out: it carries 2 random bits")
+        #expect(SessionID.randomBits("BAx") == 1 << 6, "each character is 6 bits, in order")
+    }
+
+    @Test("session keys are equal when their ids are, whatever their random bits say")
+    func sessionKeys() {
+        let id = SessionID.generate()
+        #expect(SessionKey(id) == SessionKey(String(decoding: Array(id.utf8), as: UTF8.self)))
+        #expect(SessionKey(id).hashValue == SessionKey(String(decoding: Array(id.utf8), as: UTF8.self)).hashValue)
+        // The same 60 bits (the last 11 characters but the last alike), different ids.
+        let other = "X" + id.dropFirst()
+        #expect(SessionKey(other).bits == SessionKey(id).bits)
+        #expect(SessionKey(other) != SessionKey(id))
+        var table = LRUTable<SessionKey, Int>(capacity: 4, idleTimeout: .max)
+        _ = table.insert(SessionKey(id), 1, now: 0)
+        _ = table.insert(SessionKey(other), 2, now: 0)
+        #expect(table.use(SessionKey(id), now: 1) == 1 && table.use(SessionKey(other), now: 1) == 2)
+        // A validated key is the key of a well-formed id, and only of one.
+        let tagged = SessionID.generate(instance: "q2")
+        for text in [id, tagged, "", "x", String(id.dropLast()), id + "A", "q2-" + id, "_" + id, "é" + id.dropFirst()] {
+            #expect((SessionKey(validating: text) != nil) == SessionID.isWellFormed(text), "\(text)")
+            if let key = SessionKey(validating: text) {
+                #expect(key == SessionKey(text) && key.bits == SessionKey(text).bits)
+            }
+        }
+        #expect(SessionKey(validating: id) != nil && SessionKey(validating: tagged) != nil)
     }
 
     @Test(

@@ -21,7 +21,7 @@ public final class SessionStore: Sendable {
     private let expirations = Atomic<Int>(0)
 
     private final class Stripe: Sendable {
-        let table: Mutex<LRUTable<String, Session>>
+        let table: Mutex<LRUTable<SessionKey, Session>>
 
         init(capacity: Int, idleTimeout: UInt64) {
             table = Mutex(LRUTable(capacity: capacity, idleTimeout: idleTimeout))
@@ -50,9 +50,9 @@ public final class SessionStore: Sendable {
         self.clock = clock
     }
 
-    private func stripe(of id: String) -> Stripe {
+    private func stripe(of key: SessionKey) -> Stripe {
         // By the id's random bits: hashing the whole id cost as much as the stripe's own table lookup.
-        stripes.count == 1 ? stripes[0] : stripes[SessionID.randomBits(id) & (stripes.count - 1)]
+        stripes.count == 1 ? stripes[0] : stripes[Int(truncatingIfNeeded: key.bits) & (stripes.count - 1)]
     }
 
     /// Sessions evicted because the store was full, since start.
@@ -64,36 +64,44 @@ public final class SessionStore: Sendable {
 
     /// Adds a new session (evicting the least recently used past the capacity).
     public func insert(_ session: Session) {
-        let removed = stripe(of: session.id).table.withLock { $0.insert(session.id, session, now: clock()) }
+        let key = SessionKey(session.id)
+        let removed = stripe(of: key).table.withLock { $0.insert(key, session, now: clock()) }
         count(removed)
     }
 
     /// The session `id`, marked used; `nil` when unknown, expired, evicted or deleted.
     public func session(_ id: String) -> Session? {
-        stripe(of: id).table.withLock { $0.use(id, now: clock()) }
+        session(SessionKey(id))
+    }
+
+    /// The session of `key`, marked used; `nil` when unknown, expired, evicted or deleted.
+    public func session(_ key: SessionKey) -> Session? {
+        stripe(of: key).table.withLock { $0.use(key, now: clock()) }
     }
 
     /// Where a session stands: its list, its `seq` and the version of its current window; marks it used, as
     /// ``session(_:)`` does, without copying the session out (its windows retain each of their versions' tables).
-    public func position(of id: String) -> (list: String, seq: UInt64, version: UInt64)? {
-        stripe(of: id).table.withLock { table in
-            table.use(id, now: clock()) { session in (session.list, session.seq, session.current.version.version) }
+    public func position(of key: SessionKey) -> (list: String, seq: UInt64, version: UInt64)? {
+        stripe(of: key).table.withLock { table in
+            table.use(key, now: clock()) { session in (session.list, session.seq, session.current.version.version) }
         }
     }
 
     /// Whether the session `id` is still there (not expired, evicted or deleted); does not mark it used.
     public func contains(_ id: String) -> Bool {
-        stripe(of: id).table.withLock { $0.contains(id, now: clock()) }
+        let key = SessionKey(id)
+        return stripe(of: key).table.withLock { $0.contains(key, now: clock()) }
     }
 
     /// Stores `session` if the stored one still has `expectedRevision`.
     ///
     /// - Returns: `false` when the session is gone or was updated by another request meanwhile.
     public func update(_ session: Session, expectedRevision: UInt64) -> Bool {
-        stripe(of: session.id).table.withLock { table in
+        let key = SessionKey(session.id)
+        return stripe(of: key).table.withLock { table in
             // The clock is read under the lock, so that uses are stamped in order (see LRUTable.isIdle).
             // In place: the stored session is neither copied out nor looked up twice.
-            table.modify(session.id, now: clock()) { stored in
+            table.modify(key, now: clock()) { stored in
                 guard stored.revision == expectedRevision else { return false }
                 stored = session
                 return true
@@ -104,7 +112,8 @@ public final class SessionStore: Sendable {
     /// Removes a session; `false` when it was not there.
     @discardableResult
     public func remove(_ id: String) -> Bool {
-        stripe(of: id).table.withLock { $0.remove(id) } != nil
+        let key = SessionKey(id)
+        return stripe(of: key).table.withLock { $0.remove(key) } != nil
     }
 
     /// Removes every session of `list` (the list was deleted).
@@ -119,7 +128,7 @@ public final class SessionStore: Sendable {
         for stripe in stripes { count(stripe.table.withLock { $0.sweep(now: clock()) }) }
     }
 
-    private func count(_ removed: LRUTable<String, Session>.Removed) {
+    private func count(_ removed: LRUTable<SessionKey, Session>.Removed) {
         if !removed.evicted.isEmpty { evictions.add(removed.evicted.count, ordering: .relaxed) }
         if !removed.expired.isEmpty { expirations.add(removed.expired.count, ordering: .relaxed) }
     }
