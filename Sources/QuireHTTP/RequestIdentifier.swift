@@ -25,18 +25,42 @@ enum RequestIdentifier {
     /// 28 random bits chosen at start, then a 32-bit counter: unique within and across processes in
     /// practice, and no system call per request (ids are for finding a request in the logs, not secrets).
     /// 15 digits, not 16: a string of at most 15 bytes is stored inline, so an id costs no allocation.
-    private static let prefix = UInt64(UInt32.random(in: 0..<(1 << 28))) << 32
+    private static let prefix = UInt32.random(in: 0..<(1 << 28))
     private static let counter = Atomic<UInt32>(0)
 
     static func generate() -> String {
-        var value = prefix | UInt64(counter.add(1, ordering: .relaxed).newValue)
+        format(prefix: prefix, counter: counter.add(1, ordering: .relaxed).newValue)
+    }
+
+    /// The 15 hex digits of `prefix` (28 bits) and `counter`, most significant first: what `String(_:radix:)`
+    /// of `UInt64(prefix) << 32 | UInt64(counter)` gives, zero-padded to 15 digits. Every request not sending
+    /// its own id makes one: digit by digit it was about 200 instructions, 8 at a time about 60 (callgrind).
+    ///
+    /// - Precondition: `prefix < 1 << 28`.
+    static func format(prefix: UInt32, counter: UInt32) -> String {
+        let (high, low) = (hexDigits(prefix), hexDigits(counter))
         return String(unsafeUninitializedCapacity: 15) { buffer in
-            for index in (0..<15).reversed() {
-                let digit = UInt8(truncatingIfNeeded: value & 0xF)  // arithmetic, not a table: no lazy global to check
-                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") - 10 + digit
-                value >>= 4
+            withUnsafeBytes(of: high) { digits in  // the 8th digit from the right of a 28-bit prefix is always 0
+                for index in 0..<7 { buffer[index] = digits[index + 1] }
+            }
+            withUnsafeBytes(of: low) { digits in
+                for index in 0..<8 { buffer[7 + index] = digits[index] }
             }
             return 15
         }
+    }
+
+    /// The 8 lowercase hex digits of `value` as the bytes of a word, most significant first in memory: each
+    /// nibble spread into a byte of its own, then turned into its ASCII digit in all 8 bytes at once.
+    private static func hexDigits(_ value: UInt32) -> UInt64 {
+        var spread = UInt64(value)
+        spread = (spread | spread << 16) & 0x0000_FFFF_0000_FFFF
+        spread = (spread | spread << 8) & 0x00FF_00FF_00FF_00FF
+        spread = (spread | spread << 4) & 0x0F0F_0F0F_0F0F_0F0F  // byte i holds nibble i, least significant first
+        // 1 in the bytes whose nibble is 10 or more (nibble + 6 carries into bit 4; a byte never overflows).
+        let letters = ((spread &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        // '0' + nibble, and for a letter 39 more: 'a' - '0' - 10.
+        let ascii = spread &+ 0x3030_3030_3030_3030 &+ letters &* 39
+        return ascii.bigEndian  // nibble 7 (the most significant) at the lowest address
     }
 }

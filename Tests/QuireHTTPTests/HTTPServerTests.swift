@@ -71,6 +71,28 @@ struct HTTPServerTests {
         #expect(!connection.isClosedByPeer)
     }
 
+    @Test("a generated request id is the 15 hex digits of its prefix and counter, zero-padded")
+    func generatedRequestIDs() {
+        var generator = SystemRandomNumberGenerator()
+        var cases: [(UInt32, UInt32)] = [
+            (0, 0), (1, 1), (0x0FFF_FFFF, .max), (0x0ABC_DEF0, 0x1234_5678), (0, 0xA0B0_C0D9),
+        ]
+        for _ in 0..<1_000 { cases.append((UInt32.random(in: 0..<(1 << 28), using: &generator), generator.next())) }
+        for (prefix, counter) in cases {
+            let hex = String(UInt64(prefix) << 32 | UInt64(counter), radix: 16)
+            #expect(
+                RequestIdentifier.format(prefix: prefix, counter: counter)
+                    == String(repeating: "0", count: 15 - hex.count) + hex)
+        }
+        let (first, second) = (RequestIdentifier.generate(), RequestIdentifier.generate())
+        #expect(first.utf8.count == 15 && second.utf8.count == 15 && first != second)
+        #expect(
+            first.utf8.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+            })
+    }
+
     @Test("the server takes exactly the known methods as literals")
     func knownMethods() {
         for method in Request.knownMethods {
