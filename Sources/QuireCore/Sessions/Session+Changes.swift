@@ -18,8 +18,8 @@ public struct SessionAnswer: Sendable {
     public enum Content: Sendable {
         /// The changes from the client's window to the new one.
         case changes(SessionChanges)
-        /// The whole new window, for `reloadData`.
-        case reset(Window)
+        /// The whole new window, for `reloadData` (boxed, as ``SessionChanges`` is).
+        indirect case reset(Window)
         /// Nothing changed: the window is still this one.
         case unchanged(SessionWindow)
     }
@@ -223,7 +223,11 @@ extension Session {
 }
 
 /// The changes of a session answer: from the full window diff, or from the change log.
-public enum SessionChanges: Sendable {
+///
+/// Indirect: the changes live in one box, made once with the answer (often shared by many sessions), and a copy
+/// of an answer retains that box instead of each of the changes' arrays (a session answer was copied twice on its
+/// way to the wire, each copy several hundred instructions of retains, callgrind).
+public indirect enum SessionChanges: Sendable {
     case full(WindowChanges)
     case sparse(SparseChanges)
 
