@@ -26,6 +26,9 @@ struct quire_framing_scan {
     /** The one Transfer-Encoding field, when there is one. */
     const char *transfer_encoding;
     size_t transfer_encoding_size;
+    /** The first X-Request-Id field, when there is one. */
+    const char *request_id;
+    size_t request_id_size;
 };
 
 /** RFC 9110 §5.6.2 tchar. */
@@ -111,6 +114,9 @@ static enum MHD_Result quire_framing_visit(
         scan->transfer_encodings++;
         scan->transfer_encoding = value;
         scan->transfer_encoding_size = value_size;
+    } else if (NULL == scan->request_id && quire_framing_equal_caseless(name, name_size, "X-Request-Id")) {
+        scan->request_id = value;
+        scan->request_id_size = value_size;
     }
     return MHD_YES;
 }
@@ -141,10 +147,15 @@ static inline void quire_framing_codings(const char *value, size_t size, bool *o
  * handler's first call). `http11`: the request line said HTTP/1.1. The last-reported value of the
  * request's last field is followed by the empty line's NULs in the buffer, which the scan checks too.
  */
-enum quire_framing_refusal quire_framing_check(struct MHD_Connection *connection, bool http11) {
+enum quire_framing_refusal quire_framing_check(
+    struct MHD_Connection *connection, bool http11, struct quire_framing_fields *fields) {
     struct quire_framing_scan scan;
     memset(&scan, 0, sizeof scan);
     MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &quire_framing_visit, &scan);
+    fields->content_length = scan.content_length;
+    fields->content_length_size = scan.content_length_size;
+    fields->request_id = scan.request_id;
+    fields->request_id_size = scan.request_id_size;
     if (QUIRE_FRAMING_OK != scan.refusal) return scan.refusal;
     /* The last field: its line end, then the empty line (CR LF or LF), all NULs by now. */
     if (NULL != scan.previous_value_end && (0 != scan.previous_value_end[0] || 0 != scan.previous_value_end[1])) {

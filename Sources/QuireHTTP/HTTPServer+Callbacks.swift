@@ -301,18 +301,20 @@ extension HTTPServer {
             // reading the body.
             context.hasHeaders = true
             let http10 = version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false
-            let framing = quire_framing_check(connection, !http10)
+            // The scan that checks the framing also finds the fields read here: no lookup walks them again.
+            var fields = quire_framing_fields()
+            let framing = quire_framing_check(connection, !http10, &fields)
+            (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(
+                fields, scannedAll: framing == QUIRE_FRAMING_OK, on: connection)
             if framing != QUIRE_FRAMING_OK {
                 context.isAnswered = true
                 context.closesConnection = true
                 let refusal = FramingRefusal(framing)
                 countRefusal(refusal)
-                (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
                 return queue(responder.response(for: .malformedFraming(refusal)), on: connection, context: context)
             }
-            if declaredBodyLength(connection) > configuration.maxBodyBytes {
+            if Self.declaredBodyLength(fields) > configuration.maxBodyBytes {
                 context.isAnswered = true
-                (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
                 return queue(
                     responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
                     context: context)
@@ -329,7 +331,6 @@ extension HTTPServer {
             return queue(response, on: connection, context: context)
         }
         deadlines.finished(socket: context.socket)  // the whole request is in: a long poll may wait as long as it likes
-        (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(connection)
         if context.isTooLarge {
             return queue(
                 responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
@@ -414,12 +415,13 @@ extension HTTPServer {
         return .YES
     }
 
-    private func declaredBodyLength(_ connection: OpaquePointer) -> Int {
-        guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else {
-            return 0
-        }
+    /// The request's declared `Content-Length`, as the framing scan found it; 0 without one.
+    private static func declaredBodyLength(_ fields: quire_framing_fields) -> Int {
+        guard let value = fields.content_length else { return 0 }
         // libmicrohttpd itself rejects a malformed Content-Length with 400; a huge one saturates.
-        return Int(String(cString: value)) ?? Int.max
+        let text = String(
+            decoding: UnsafeRawBufferPointer(start: value, count: fields.content_length_size), as: UTF8.self)
+        return Int(text) ?? Int.max
     }
 
     /// Hands `response`, as negotiated for the request (see `wireResponse`), to libmicrohttpd, which copies

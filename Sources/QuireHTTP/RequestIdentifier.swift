@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import CQuireFraming
 import Synchronization
 
 /// Request ids (`X-Request-Id`): the client's when it sends a well-formed one (a ``PlainName``: 1 to 128 characters of
@@ -11,8 +12,18 @@ import Synchronization
 enum RequestIdentifier {
     static let header = "X-Request-Id"
 
-    /// The id of the request on `connection`, and whether the client sent it.
-    static func of(_ connection: OpaquePointer) -> (id: String, sent: Bool) {
+    /// The id of the request on `connection`, and whether the client sent it: its `X-Request-Id` as the framing
+    /// scan found it (`scannedAll`: the scan read every field), or looked up when the scan stopped at a refusal.
+    static func of(_ fields: quire_framing_fields, scannedAll: Bool, on connection: OpaquePointer) -> (
+        id: String, sent: Bool
+    ) {
+        if let value = fields.request_id {
+            let given = String(
+                decoding: UnsafeRawBufferPointer(start: value, count: fields.request_id_size), as: UTF8.self)
+            if PlainName.isValid(given) { return (given, true) }
+            return (generate(), false)
+        }
+        if scannedAll { return (generate(), false) }
         // The literal, not `header`: a literal passes its own C string, a short `String` would be copied
         // to the heap for the call.
         if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id") {

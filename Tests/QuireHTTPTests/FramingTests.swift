@@ -184,6 +184,43 @@ struct FramingTests {
         }
     }
 
+    @Test(
+        "the client's X-Request-Id is echoed whether the framing check read it before refusing, after, or never refused"
+    )
+    func requestIDsAroundTheFramingCheck() throws {
+        let server = try TestServer(responder: Seen().responder)
+        defer { server.stop() }
+        let cases: [(bytes: String, status: Int, id: String)] = [
+            // The refusal (two Host fields) comes after the id: the scan has read it.
+            (
+                "GET /target HTTP/1.1\r\nX-Request-Id: before-refusal\r\nHost: a\r\nHost: b\r\n\r\n", 400,
+                "before-refusal"
+            ),
+            // The scan stops at the bad field name before reaching the id: it is looked up.
+            ("GET /target HTTP/1.1\r\nHost: x\r\nX A: 1\r\nX-Request-Id: after-refusal\r\n\r\n", 400, "after-refusal"),
+            // A declared body over the limit, refused before it is read.
+            (Self.post + "X-Request-Id: too-large\r\nContent-Length: 99999999999\r\n\r\n", 413, "too-large"),
+            (
+                "GET /target HTTP/1.1\r\nHost: x\r\nX-Request-Id: accepted\r\nX-Request-Id: second\r\n\r\n", 200,
+                "accepted"
+            ),
+        ]
+        for (bytes, status, id) in cases {
+            let connection = try server.connect(timeoutSeconds: 5)
+            try connection.write(Array(bytes.utf8))
+            let response = try connection.readResponse()
+            #expect(response.status == status, "\(bytes)")
+            #expect(response.headers["X-Request-Id"] == id, "\(bytes)")
+        }
+        // Without one, a generated id of 15 hex digits.
+        let connection = try server.connect(timeoutSeconds: 5)
+        try connection.write(Array("GET /target HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n".utf8))
+        let generated = try connection.readResponse().headers["X-Request-Id"] ?? ""
+        #expect(
+            generated.utf8.count == 15
+                && generated.utf8.allSatisfy { $0 < 128 && Character(Unicode.Scalar($0)).isHexDigit })
+    }
+
     @Test("libmicrohttpd's own refusals close the connection too", arguments: refusedByLibrary)
     func libraryRefusal(_ example: Case) throws {
         let seen = Seen()

@@ -2,6 +2,7 @@
 #define QUIRE_FRAMING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * Strict request framing (RFC 9110 §5, RFC 9112 §3.2, §5, §6), checked once per request when its headers
@@ -51,10 +52,27 @@ enum quire_framing_refusal {
 };
 
 /**
- * Checks the framing of the request whose headers have arrived on `connection` (call it on the access
- * handler's first call). `http11`: the request line said HTTP/1.1. The last-reported value of the
- * request's last field is followed by the empty line's NULs in the buffer, which the scan checks too.
+ * The fields the server reads itself, as the scan found them: pointers into libmicrohttpd's copy of the
+ * request (valid until the request completes), NULL when the request has no such field or the scan stopped
+ * at a refusal before it. Found in the scan that checks the framing, so that no second walk over the fields
+ * looks them up.
  */
-enum quire_framing_refusal quire_framing_check(struct MHD_Connection *connection, bool http11);
+struct quire_framing_fields {
+    /** The Content-Length field's value (any duplicates are equal, or the request is refused). */
+    const char *content_length;
+    size_t content_length_size;
+    /** The first X-Request-Id field's value. */
+    const char *request_id;
+    size_t request_id_size;
+};
+
+/**
+ * Checks the framing of the request whose headers have arrived on `connection` (call it on the access
+ * handler's first call), and fills `fields`. `http11`: the request line said HTTP/1.1. The last-reported
+ * value of the request's last field is followed by the empty line's NULs in the buffer, which the scan
+ * checks too.
+ */
+enum quire_framing_refusal quire_framing_check(
+    struct MHD_Connection *connection, bool http11, struct quire_framing_fields *fields);
 
 #endif
