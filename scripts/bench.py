@@ -9,8 +9,9 @@
                                                      the reference sent none)
   scripts/bench.py sessions [--count N]              resident memory growth for N sessions (50-item windows)
   scripts/bench.py long-polls [--count N]            N concurrent long polls on one list, one write: time to answer all
-  scripts/bench.py load [--rounds N] [--seconds S]   the wrk Lua scenarios of bench/ vs the reference: requests/s, p50,
-                                                     p99, errors
+  scripts/bench.py load [--rounds N] [--seconds S] [--cpu-limit CPUS]
+                                                     the wrk Lua scenarios of bench/ vs the reference: requests/s, p50,
+                                                     p99, errors, server CPU per request
   scripts/bench.py soak [--seconds S] [--warm-up W]  pages + sessions + writes + long polls at once; fails on any error
                                                      or on resident-memory growth after the warm-up
   scripts/bench.py window-cost                        what an answer costs at a 100- and a 20,000-item window (extend,
@@ -235,15 +236,21 @@ class CPULimit:
             pass
 
 
+def cpu_limit(options):
+    """The `--cpu-limit` cgroup that the servers go into (removed at exit), or None."""
+    if not options.cpu_limit:
+        return None
+    limit = CPULimit(options.cpu_limit)
+    import atexit
+    atexit.register(limit.remove)
+    print(f"servers limited to {options.cpu_limit} CPU (cgroup cpu.cfs_quota_us): a slower machine")
+    return limit
+
+
 def http(options):
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: make deps-bench")
-    limit = None
-    if options.cpu_limit:
-        limit = CPULimit(options.cpu_limit)
-        import atexit
-        atexit.register(limit.remove)
-        print(f"servers limited to {options.cpu_limit} CPU (cgroup cpu.cfs_quota_us): a slower machine")
+    limit = cpu_limit(options)
     reference_binary = compile_reference()
     server, base = start_quire()
     # The default configuration (the access log on: a text line per request, to /dev/null), and the same
@@ -369,8 +376,11 @@ def load(options):
     """Each bench/*.lua scenario against quire and, in the same run, against the reference serving comparable bytes."""
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: make deps-bench")
+    limit = cpu_limit(options)
     reference_binary = compile_reference()
     server, base = start_quire()
+    if limit:
+        limit.add(server)
     # the bytes the reference answers with: what quire answers for the scenario's typical request
     _, first_page = request("GET", base + "/v1/lists/demo?limit=20")
     _, created = request("POST", base + "/v1/lists/demo/sessions", {"limit": 20})
@@ -393,6 +403,8 @@ def load(options):
         reference = ref_base = None
         if body is not None:
             reference, ref_base = start_reference(reference_binary, body)
+            if limit:
+                limit.add(reference)
         scenario(base, 1, script, args, connections=c, timeout=timeout)  # warm-up
         rows = {"reference": [], "quire": []}
         cpu = {"reference": [], "quire": []}  # server CPU time per request, microseconds
@@ -1079,6 +1091,7 @@ def main():
     ld.add_argument("--seconds", type=int, default=5)
     ld.add_argument("--connections", type=int, default=64)
     ld.add_argument("--write-rate", type=int, default=20, help="writes per second in write-and-poll")
+    ld.add_argument("--cpu-limit", type=float, help="give the servers this many CPUs' time (a slower machine)")
     sk = commands.add_parser("soak")
     sk.add_argument("--seconds", type=int, default=60, help="measured seconds, after the warm-up")
     sk.add_argument("--warm-up", type=int, default=15)
