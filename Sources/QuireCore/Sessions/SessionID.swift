@@ -55,8 +55,13 @@ public enum SessionID {
     ///
     /// - Complexity: O(1): at most 40 bytes are looked at.
     public static func isWellFormed(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable(isWellFormed)
-            ?? Array(text.utf8).withUnsafeBufferPointer(isWellFormed)
+        withBytes(of: text, isWellFormed)
+    }
+
+    /// `body` of `text`'s UTF-8 bytes as a buffer: in place for a native or small string (always, on Linux), a
+    /// copy for a bridged one.
+    static func withBytes<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        text.utf8.withContiguousStorageIfAvailable(body) ?? Array(text.utf8).withUnsafeBufferPointer(body)
     }
 
     /// Whether `bytes` have the shape of a session id (see ``isWellFormed(_:)-(String)``).
@@ -83,8 +88,7 @@ public enum SessionID {
     ///
     /// - Complexity: O(1): at most 10 bytes are read.
     public static func randomBits(_ id: String) -> UInt64 {
-        // A native or small string is contiguous (always, on Linux); a bridged one is copied.
-        id.utf8.withContiguousStorageIfAvailable(randomBits) ?? Array(id.utf8).withUnsafeBufferPointer(randomBits)
+        withBytes(of: id, randomBits)
     }
 
     /// ``randomBits(_:)-(String)`` of an id's bytes.
@@ -130,12 +134,10 @@ public struct SessionKey: Hashable, Sendable {
     /// The key of `id` when it has the shape of a session id (``SessionID/isWellFormed(_:)-(String)``), else
     /// `nil`: checked and read in one pass over its bytes, on every request that names a session.
     public init?(validating id: String) {
-        func check(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        let bits = SessionID.withBytes(of: id) { bytes in
             SessionID.isWellFormed(bytes) ? SessionID.randomBits(bytes) : nil
         }
-        guard
-            let bits = id.utf8.withContiguousStorageIfAvailable(check) ?? Array(id.utf8).withUnsafeBufferPointer(check)
-        else { return nil }
+        guard let bits else { return nil }
         (self.id, self.bits) = (id, bits)
     }
 
