@@ -17,19 +17,16 @@ enum RequestIdentifier {
     static func of(_ fields: quire_framing_fields, scannedAll: Bool, on connection: OpaquePointer) -> (
         id: String, sent: Bool
     ) {
+        var given: String?
         if let value = fields.request_id {
-            let given = String(
+            given = String(
                 decoding: UnsafeRawBufferPointer(start: value, count: fields.request_id_size), as: UTF8.self)
-            if PlainName.isValid(given) { return (given, true) }
-            return (generate(), false)
+        } else if !scannedAll, let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id") {
+            // The literal, not `header`: a literal passes its own C string, a short `String` would be copied
+            // to the heap for the call.
+            given = String(cString: value)
         }
-        if scannedAll { return (generate(), false) }
-        // The literal, not `header`: a literal passes its own C string, a short `String` would be copied
-        // to the heap for the call.
-        if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id") {
-            let given = String(cString: value)
-            if PlainName.isValid(given) { return (given, true) }
-        }
+        if let given, PlainName.isValid(given) { return (given, true) }
         return (generate(), false)
     }
 
