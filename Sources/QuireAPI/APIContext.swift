@@ -16,7 +16,7 @@ final class APIContext: Sendable {
     let longPolls: LongPolls
     /// Open event streams (API.md §4c), one per session.
     let streams: EventStreams
-    let pageCache: PageCache<PageKey, PreparedResponse>
+    let pageCache: PageCache<PageQuery, CachedPage>
     /// The first windows of new sessions at a list's head: cut once for every session opened on the same
     /// page of the same version, and their bodies (without what is the session's own) encoded and compressed
     /// once. Each entry keeps its version alive, so the cache is small: the heads clients open sessions at.

@@ -27,31 +27,19 @@ extension APIContext {
             cursor = decoded
         }
         // If-None-Match is evaluated by the server against the representation it sends (plain or
-        // compressed, each with its own tag): the cached page costs a lookup by the version's number, and
-        // the version itself is read only to make a page the cache does not hold.
-        func make(_ version: ListVersion) -> PreparedResponse {
+        // compressed, each with its own tag). A cached page costs one lookup; the version is read only to make
+        // a page the cache does not hold, or holds of an older version.
+        let query = PageQuery(list: name, limit: limit, after: after, before: before)
+        let page = pageCache.value(for: query, ifCurrent: \.isCurrent) { () -> CachedPage? in
+            guard let (version, list, generation) = registry.handledVersion(of: name) else { return nil }
             let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
-            return Self.pageResponse(
+            let response = Self.pageResponse(
                 list: name, window: window, limit: limit,
                 cacheControl: configuration.cache.headerValue(for: .revalidated))
+            return CachedPage(response, list: list, generation: generation)
         }
-        for _ in 0..<3 {
-            guard let stamp = registry.versionStamp(of: name) else { throw Self.listNotFound(name) }
-            let key = PageKey(list: name, version: stamp, limit: limit, after: after, before: before)
-            let page = pageCache.valueIfMade(
-                for: key,
-                make: {
-                    // Written since the stamp was read: that version's page is not made (the loop reads anew).
-                    guard let (version, current) = registry.stampedVersion(of: name), current == stamp else {
-                        return nil
-                    }
-                    return make(version)
-                })
-            if let page { return .prepared(page) }
-        }
-        // A list written faster than its page is made: the page of the version at hand, not cached.
-        guard let version = registry.version(of: name) else { throw Self.listNotFound(name) }
-        return .prepared(make(version))
+        guard let page else { throw Self.listNotFound(name) }
+        return .prepared(page.response)
     }
 
     private static func listNotFound(_ name: String) -> Problem {

@@ -35,7 +35,9 @@ final class ServiceMetrics: RequestObserver {
     /// cannot make series without end by inventing methods.
     /// The method label of `method`: the shared string of a known method (``Request/knownMethods``), else `OTHER`.
     static func methodLabel(_ method: String) -> String {
-        Request.knownMethods.first { $0 == method } ?? "OTHER"
+        // Most requests are GETs: found without walking the list (~50 instructions, callgrind).
+        if method == "GET" { return method }
+        return Request.knownMethods.first { $0 == method } ?? "OTHER"
     }
     private let accessLog: (any AccessLog)?
     private let scrapeState = Mutex(ScrapeState())
@@ -208,7 +210,11 @@ final class ServiceMetrics: RequestObserver {
     /// with that method and status. The registry returns the collectors it already has for the same labels. A
     /// route's first series makes it one of the routes whose latency is written.
     private func series(_ route: RouteLabel, method: String, status: Int) -> RequestSeries {
-        route.series.withLock { known in
+        let isOK = status == 200 && method == "GET"
+        if isOK, let series = route.okGet.load(ordering: .acquiring) {  // most requests: no lock taken
+            return series.takeUnretainedValue()
+        }
+        let series = route.series.withLock { known in
             if let series = known.first(where: { $0.status == status && $0.method == method }) { return series }
             if known.isEmpty { observedRoutes.withLock { $0.append(route) } }
             let made = RequestSeries(
@@ -220,6 +226,8 @@ final class ServiceMetrics: RequestObserver {
             known.append(made)
             return made
         }
+        if isOK { route.okGet.store(Unmanaged.passUnretained(series), ordering: .releasing) }  // the same one
+        return series
     }
 
     /// The exposition text, with the state gauges brought up to date.

@@ -143,6 +143,24 @@ struct PageTests {
         #expect(api.service.context.pageCache.hitCount >= 1)
     }
 
+    @Test("a cached page is replaced when its list moves on, and a deleted list's cached page is never served")
+    func cacheFollowsTheList() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 30))
+        #expect(try api.call("GET", "/v1/lists/l?limit=5").headers["ETag"] == "\"1\"")
+        try api.ops("l", [["op": "removeItems", "ids": ["s0-0"]]])
+        let misses = api.service.context.pageCache.missCount
+        let moved = try api.call("GET", "/v1/lists/l?limit=5")
+        #expect(moved.headers["ETag"] == "\"2\"")
+        #expect(!moved.text.contains("\"s0-0\""))
+        #expect(api.service.context.pageCache.missCount == misses + 1, "the old version's page is not current")
+        #expect(try api.call("GET", "/v1/lists/l?limit=5").body == moved.body)
+        #expect(api.service.context.pageCache.missCount == misses + 1, "the new one is cached in its place")
+        #expect(try api.call("DELETE", "/v1/lists/l").status == 204)
+        #expect(try api.call("GET", "/v1/lists/l?limit=5").problemSlug() == "list-not-found")
+    }
+
     @Test(
         "a list deleted and created again: its pages and first session windows are the new list's, not cached old ones")
     func recreatedList() throws {

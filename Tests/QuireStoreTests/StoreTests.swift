@@ -133,6 +133,43 @@ struct StoreTests {
         #expect(restarted.version(of: "a")?.version == 5)
     }
 
+    @Test("a list's handle moves on with every version, is retired when the list is deleted or reloaded away")
+    func listHandles() throws {
+        let registry = ListRegistry(store: try SQLiteListStore(path: ":memory:"), limits: ListLimits())
+        try registry.load()
+        func write(_ name: String) throws {
+            _ = try registry.write(name) { previous throws(ListRegistry.WriteError) in
+                do {
+                    return try previous?.replacing(with: document(Self.sample))
+                        ?? ListVersion(document: document(Self.sample))
+                } catch { throw .invalidList(error as! ListValidationError) }
+            }
+        }
+        #expect(registry.handledVersion(of: "a") == nil)
+        try write("a")
+        try write("b")
+        let (first, handle, generation) = try #require(registry.handledVersion(of: "a"))
+        #expect(first.version == 1)
+        #expect(handle.currentGeneration == generation)
+        #expect(try #require(registry.handledVersion(of: "b")).generation != generation, "numbered process-wide")
+        try write("a")
+        let (second, same, next) = try #require(registry.handledVersion(of: "a"))
+        #expect(second.version == 2)
+        #expect(same === handle)
+        #expect(next != generation)
+        #expect(handle.currentGeneration == next)
+        try registry.delete("a")
+        #expect(handle.currentGeneration == 0, "retired with its list")
+        try write("a")
+        let (_, recreated, _) = try #require(registry.handledVersion(of: "a"))
+        #expect(recreated !== handle)
+        #expect(handle.currentGeneration == 0, "never current again")
+        // A load replaces what the registry holds: the handles of lists it replaces or removes move on.
+        let b = try #require(registry.handledVersion(of: "b"))
+        try registry.load()
+        #expect(b.handle.currentGeneration != b.generation)
+    }
+
     @Test("one item written into a 100,000-item list writes a few rows, not the list")
     func smallWrite() throws {
         let store = try SQLiteListStore(path: SQLiteListStore.inMemoryPath)

@@ -40,7 +40,7 @@ public final class ListRegistry: Sendable {
     @discardableResult
     public func load() throws -> Int {
         let stored = try store.loadShared(limits: limits)
-        current.withLock { $0 = CurrentVersions(stored.lists) }
+        current.withLock { $0.replace(with: stored.lists) }
         for (name, position) in stored.positions {
             lock(for: name).withLock { $0 = position }
         }
@@ -85,6 +85,39 @@ public final class ListRegistry: Sendable {
     /// ``versionNumber(of:)``).
     public func versionStamp(of name: String) -> VersionStamp? {
         current.withLock { $0.stamps[name] }
+    }
+
+    /// A list as a cache of what is made from its versions holds it: whether the version something was made
+    /// from is still the list's current one is one atomic load, with no lookup of the list by its name.
+    ///
+    /// A list's handle lasts as long as the list: the list deleted, its handle is retired (never current again),
+    /// and a list created again under the name has a new one.
+    public final class ListHandle: Sendable {
+        private let generation = Atomic<UInt64>(0)
+
+        /// The generation of the list's current version: numbered process-wide, so that no two versions of any
+        /// lists share one; 0 once the list is gone.
+        public var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
+
+        /// The list has a new current version: its generation, the next process-wide.
+        fileprivate func advance() {
+            generation.store(Self.generations.add(1, ordering: .relaxed).newValue, ordering: .releasing)
+        }
+
+        fileprivate func retire() {
+            generation.store(0, ordering: .releasing)
+        }
+
+        private static let generations = Atomic<UInt64>(0)
+    }
+
+    /// The current version of `name` with its handle and the version's generation (see ``ListHandle``), read
+    /// together, or `nil`.
+    public func handledVersion(of name: String) -> (version: ListVersion, handle: ListHandle, generation: UInt64)? {
+        current.withLock { current in
+            guard let version = current[name], let handle = current.handles[name] else { return nil }
+            return (version, handle, handle.currentGeneration)
+        }
     }
 
     /// The current version of `name` with its stamp, or `nil`.
@@ -467,15 +500,18 @@ private final class WriteLock: Sendable {
     }
 }
 
-/// The current version of each list, and each version's stamp beside it (read without copying a version).
+/// The current version of each list, and each version's stamp beside it (read without copying a version), and
+/// each list's handle (advanced with every version it is given).
 private struct CurrentVersions {
-    private(set) var versions: [String: ListVersion]
-    private(set) var stamps: [String: ListRegistry.VersionStamp]
+    private(set) var versions: [String: ListVersion] = [:]
+    private(set) var stamps: [String: ListRegistry.VersionStamp] = [:]
+    private(set) var handles: [String: ListRegistry.ListHandle] = [:]
 
-    init(_ versions: [String: ListVersion] = [:]) {
-        self.versions = [:]
-        stamps = [:]
-        for (name, version) in versions { self[name] = version }
+    /// Holds `lists` and no other: each one set (or removed) as a write does, so that every handle of a list
+    /// this replaces or removes moves on.
+    mutating func replace(with lists: [String: ListVersion]) {
+        for name in versions.keys where lists[name] == nil { self[name] = nil }
+        for (name, version) in lists { self[name] = version }
     }
 
     subscript(name: String) -> ListVersion? {
@@ -484,6 +520,7 @@ private struct CurrentVersions {
             guard let newValue else {
                 versions[name] = nil
                 stamps[name] = nil
+                handles.removeValue(forKey: name)?.retire()
                 return
             }
             let previous = versions.updateValue(newValue, forKey: name)
@@ -493,6 +530,13 @@ private struct CurrentVersions {
                 continues == true
                 ? stamps[name]!.incarnation : Self.incarnations.add(1, ordering: .relaxed).newValue
             stamps[name] = ListRegistry.VersionStamp(number: newValue.version, incarnation: incarnation)
+            if let handle = handles[name] {
+                handle.advance()
+            } else {
+                let handle = ListRegistry.ListHandle()
+                handle.advance()
+                handles[name] = handle
+            }
         }
     }
 
