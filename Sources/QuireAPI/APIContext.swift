@@ -22,7 +22,7 @@ final class APIContext: Sendable {
     /// once. Each entry keeps its version alive, so the cache is small: the heads clients open sessions at.
     let sessionFirstWindows: PageCache<PageKey, FirstWindow>
     /// "Nothing new" answers, prepared once per session state (at most 10,000 sessions', about 1 KB each).
-    let unchangedAnswers: PageCache<UnchangedAnswerKey, PreparedResponse>
+    let unchangedAnswers: PageCache<UnchangedAnswerKey, UnchangedAnswer>
     let configuration: QuireService.Configuration
     /// Admits callers to the product routes: static tokens, JSON Web Tokens, scopes, session subjects.
     let access: AccessControl

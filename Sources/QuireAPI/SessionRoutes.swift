@@ -99,21 +99,33 @@ extension APIContext {
     /// case), found without copying the session out of the store or computing anything. `nil` sends the request
     /// the whole way, which makes the answer (``reply(_:)``) for the next time.
     private func unchangedAnswer(session id: String, at position: SessionPosition) -> PreparedResponse? {
-        guard let key = SessionKey(validating: id), let (list, seq, version) = sessions.position(of: key) else {
+        guard let key = SessionKey(validating: id), let (_, seq, version) = sessions.position(of: key) else {
             return nil
         }
         switch position {
         case .version(let since) where since == version, .seq(let since) where since == seq: break
         default: return nil
         }
-        guard registry.versionNumber(of: list) == version else { return nil }
-        return unchangedAnswers.cachedValue(for: UnchangedAnswerKey(session: key, seq: seq, version: version))
+        // The list still at the session's version: the answer was made of it, and the list has not moved since.
+        guard
+            let answer = unchangedAnswers.cachedValue(
+                for: UnchangedAnswerKey(session: key, seq: seq, version: version)),
+            answer.isCurrent
+        else { return nil }
+        return answer.response
     }
 
     /// The reply of an answer sent at once: a "nothing new" answer is prepared once per session state.
     private func reply(_ answer: SessionReply) -> Reply {
         guard let key = UnchangedAnswerKey(answer) else { return .response(answer.response) }
-        return .prepared(unchangedAnswers.value(for: key) { PreparedResponse(answer.response) })
+        let made = unchangedAnswers.value(for: key) {
+            // Sent at once by ``unchangedAnswer(session:at:)`` only while the list is at the answer's version.
+            let current = answer.listName.flatMap { registry.handledVersion(of: $0) }
+            let list = current?.version.version == key.version ? current : nil
+            return UnchangedAnswer(
+                PreparedResponse(answer.response), list: list?.handle, generation: list?.generation ?? 0)
+        }
+        return .prepared(made.response)
     }
 
     /// `POST /v1/sessions/{id}/expand` and `/collapse` with `{ "since": v, "id": "…" }` (or `"seq": n`).
