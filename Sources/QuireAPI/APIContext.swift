@@ -16,13 +16,13 @@ final class APIContext: Sendable {
     let longPolls: LongPolls
     /// Open event streams (API.md §4c), one per session.
     let streams: EventStreams
-    let pageCache: PageCache<PageQuery, CachedPage>
+    let pageCache: PageCache<PageQuery, ListResponse>
     /// The first windows of new sessions at a list's head: cut once for every session opened on the same
     /// page of the same version, and their bodies (without what is the session's own) encoded and compressed
     /// once. Each entry keeps its version alive, so the cache is small: the heads clients open sessions at.
     let sessionFirstWindows: PageCache<PageKey, FirstWindow>
     /// "Nothing new" answers, prepared once per session state (at most 10,000 sessions', about 1 KB each).
-    let unchangedAnswers: PageCache<UnchangedAnswerKey, UnchangedAnswer>
+    let unchangedAnswers: PageCache<UnchangedAnswerKey, ListResponse>
     let configuration: QuireService.Configuration
     /// Admits callers to the product routes: static tokens, JSON Web Tokens, scopes, session subjects.
     let access: AccessControl

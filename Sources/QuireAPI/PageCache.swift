@@ -70,7 +70,7 @@ final class PageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 }
 
 /// What names a page of a list's current version: the list and the request's paging (a value, so that looking
-/// a page up allocates nothing). The version is the cached page's (``CachedPage``): one page per request is
+/// a page up allocates nothing). The version is the cached page's (``ListResponse``): one page per request is
 /// kept, replaced when the list moves on.
 struct PageQuery: Hashable {
     let list: String
@@ -79,21 +79,23 @@ struct PageQuery: Hashable {
     let before: String?
 }
 
-/// A stateless page ready to send, with the version it was made from: current while its list's handle is at the
-/// same generation, which costs one atomic load (looking the list's version up by its name cost ~360
-/// instructions a page, callgrind).
-final class CachedPage: Sendable {
+/// A prepared response made of a list's version, with that version's generation of the list's handle: current
+/// while the handle is at the same generation, which costs one atomic load (looking the list's version up by its
+/// name cost ~360 instructions a request, callgrind). A stateless page, and a session's "nothing new" answer
+/// (without a generation when the list had already moved on when it was made: never current).
+final class ListResponse: Sendable {
     let response: PreparedResponse
-    private let list: ListRegistry.ListHandle
+    private let list: ListRegistry.ListHandle?
     private let generation: UInt64
 
-    init(_ response: PreparedResponse, list: ListRegistry.ListHandle, generation: UInt64) {
+    init(_ response: PreparedResponse, list: ListRegistry.ListHandle?, generation: UInt64?) {
         self.response = response
-        self.list = list
-        self.generation = generation
+        self.list = generation == nil ? nil : list
+        self.generation = generation ?? 0
     }
 
-    var isCurrent: Bool { list.currentGeneration == generation }
+    /// The list has not moved on since the response was made of its version.
+    var isCurrent: Bool { list?.currentGeneration == generation }
 }
 
 /// What names a session's first window: the list, its version (by its stamp: a list deleted and created

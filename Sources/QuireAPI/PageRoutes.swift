@@ -30,13 +30,13 @@ extension APIContext {
         // compressed, each with its own tag). A cached page costs one lookup; the version is read only to make
         // a page the cache does not hold, or holds of an older version.
         let query = PageQuery(list: name, limit: limit, after: after, before: before)
-        let page = pageCache.value(for: query, ifCurrent: \.isCurrent) { () -> CachedPage? in
+        let page = pageCache.value(for: query, ifCurrent: \.isCurrent) { () -> ListResponse? in
             guard let (version, list, generation) = registry.handledVersion(of: name) else { return nil }
             let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
             let response = Self.pageResponse(
                 list: name, window: window, limit: limit,
                 cacheControl: configuration.cache.headerValue(for: .revalidated))
-            return CachedPage(response, list: list, generation: generation)
+            return ListResponse(response, list: list, generation: generation)
         }
         guard let page else { throw Self.listNotFound(name) }
         return .prepared(page.response)

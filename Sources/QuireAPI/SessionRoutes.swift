@@ -99,7 +99,7 @@ extension APIContext {
     /// case), found without copying the session out of the store or computing anything. `nil` sends the request
     /// the whole way, which makes the answer (``reply(_:)``) for the next time.
     private func unchangedAnswer(session id: String, at position: SessionPosition) -> PreparedResponse? {
-        guard let key = SessionKey(validating: id), let (_, seq, version) = sessions.position(of: key) else {
+        guard let key = SessionKey(validating: id), let (seq, version) = sessions.position(of: key) else {
             return nil
         }
         switch position {
@@ -122,8 +122,7 @@ extension APIContext {
             // Sent at once by ``unchangedAnswer(session:at:)`` only while the list is at the answer's version.
             let current = answer.listName.flatMap { registry.handledVersion(of: $0) }
             let list = current?.version.version == key.version ? current : nil
-            return UnchangedAnswer(
-                PreparedResponse(answer.response), list: list?.handle, generation: list?.generation ?? 0)
+            return ListResponse(PreparedResponse(answer.response), list: list?.handle, generation: list?.generation)
         }
         return .prepared(made.response)
     }

@@ -79,11 +79,11 @@ public final class SessionStore: Sendable {
         stripe(of: key).table.withLock { $0.use(key, now: clock()) }
     }
 
-    /// Where a session stands: its list, its `seq` and the version of its current window; marks it used, as
-    /// ``session(_:)`` does, without copying the session out (its windows retain each of their versions' tables).
-    public func position(of key: SessionKey) -> (list: String, seq: UInt64, version: UInt64)? {
+    /// Where a session stands: its `seq` and the version of its current window; marks it used, as ``session(_:)``
+    /// does, without copying the session out (its windows retain each of their versions' tables).
+    public func position(of key: SessionKey) -> (seq: UInt64, version: UInt64)? {
         stripe(of: key).table.withLock { table in
-            table.use(key, now: clock()) { session in (session.list, session.seq, session.current.version.version) }
+            table.use(key, now: clock()) { session in (session.seq, session.current.version.version) }
         }
     }
 
