@@ -20,7 +20,7 @@ final class APIContext: Sendable {
     /// The first windows of new sessions at a list's head: cut once for every session opened on the same
     /// page of the same version, and their bodies (without what is the session's own) encoded and compressed
     /// once. Each entry keeps its version alive, so the cache is small: the heads clients open sessions at.
-    let sessionFirstWindows: PageCache<PageKey, FirstWindow>
+    let sessionFirstWindows: PageCache<FirstWindowKey, FirstWindow>
     /// "Nothing new" answers, prepared once per session state (at most 10,000 sessions', about 1 KB each).
     let unchangedAnswers: PageCache<UnchangedAnswerKey, ListResponse>
     let configuration: QuireService.Configuration
@@ -56,7 +56,7 @@ final class APIContext: Sendable {
             // A delete is told after the list's lock is released (a change feed tells a whole batch at the end):
             // when the list was created again meanwhile, the sessions opened on it since are not the deleted
             // list's to end (those older than the delete follow the new list, as a replacement of its sections).
-            if version == nil, registry.versionNumber(of: list) == nil {
+            if version == nil, !registry.contains(list) {
                 sessions.removeAll(of: list)
                 streams.endAll(of: list)
             } else {

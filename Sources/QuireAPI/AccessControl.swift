@@ -48,13 +48,13 @@ struct Caller: Sendable {
         return nil
     }
 
-    /// Whether the caller may read `list` (a route's access check has already admitted it to the route).
     /// Whether the caller's access depends on the list: only a JSON Web Token's scopes name lists.
     var isScoped: Bool {
         if case .token = credential { return true }
         return false
     }
 
+    /// Whether the caller may read `list` (a route's access check has already admitted it to the route).
     func mayRead(_ list: String) -> Bool {
         if case .token(let token) = credential { return token.scopes.mayRead(list) }
         return true

@@ -2,11 +2,11 @@ import QuireCore
 import QuireHTTP
 import Synchronization
 
-/// Pages ready to send, by list, version and request: the same page of the same version is assembled
-/// (and compressed) once. Stateless pages keep a ``PreparedResponse``; the first windows of new sessions
-/// keep a ``FirstWindow`` (the window, and the session-independent part of its body). Entries of old versions are never
-/// wrong (the version is in the key), they just age out as the least recently used. Also keeps sessions'
-/// "nothing new" answers (``UnchangedAnswerKey``).
+/// Pages ready to send: the same page of the same version is assembled (and compressed) once. Stateless pages
+/// keep a ``ListResponse`` by request (``PageQuery``), replaced once their list moves on; the first windows of new
+/// sessions keep a ``FirstWindow`` (the window, and the session-independent part of its body) by version
+/// (``FirstWindowKey``), whose old entries are never wrong and age out as the least recently used. Also keeps
+/// sessions' "nothing new" answers (``UnchangedAnswerKey``).
 final class PageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let table: Mutex<LRUTable<Key, Value>>
     private let hits = Atomic<Int>(0)
@@ -16,26 +16,13 @@ final class PageCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         table = Mutex(LRUTable(capacity: max(1, capacity), idleTimeout: .max))
     }
 
-    /// The cached value for `key`, or the one `make` builds (then cached).
+    /// The cached value for `key`, or the one `make` builds (then cached): for values that never go stale
+    /// under their key.
     ///
     /// - Complexity: O(1) besides `make`.
     func value(for key: Key, make: () -> Value) -> Value {
         // `make` gives a value: never nil.
-        valueIfMade(for: key, make: { make() })!
-    }
-
-    /// The cached value for `key`, or the one `make` builds (then cached); `nil`, with nothing cached, when
-    /// `make` cannot build it (the key no longer names anything current).
-    ///
-    /// - Complexity: O(1) besides `make`.
-    func valueIfMade(for key: Key, make: () -> Value?) -> Value? {
-        if let cached = cachedValue(for: key) { return cached }
-        misses.add(1, ordering: .relaxed)
-        guard let value = make() else { return nil }
-        table.withLock { table in
-            if table.use(key, now: 0) == nil { _ = table.insert(key, value, now: 0) }
-        }
-        return value
+        value(for: key, ifCurrent: { _ in true }, make: { make() })!
     }
 
     /// The cached value for `key` if `isCurrent` accepts it, or the one `make` builds, cached in its place;
@@ -85,43 +72,23 @@ struct PageQuery: Hashable {
 /// (without a generation when the list had already moved on when it was made: never current).
 final class ListResponse: Sendable {
     let response: PreparedResponse
-    private let list: ListRegistry.ListHandle?
-    private let generation: UInt64
+    /// The list's handle and the generation of the version the response was made of; `nil`: never current.
+    private let madeOf: (list: ListRegistry.ListHandle, generation: UInt64)?
 
-    init(_ response: PreparedResponse, list: ListRegistry.ListHandle?, generation: UInt64?) {
+    init(_ response: PreparedResponse, madeOf: (list: ListRegistry.ListHandle, generation: UInt64)?) {
         self.response = response
-        self.list = generation == nil ? nil : list
-        self.generation = generation ?? 0
+        self.madeOf = madeOf
     }
 
     /// The list has not moved on since the response was made of its version.
-    var isCurrent: Bool { list?.currentGeneration == generation }
+    var isCurrent: Bool { madeOf.map { $0.list.currentGeneration == $0.generation } ?? false }
 }
 
-/// What names a session's first window: the list, its version (by its stamp: a list deleted and created
-/// again numbers its versions anew) and the window's paging (a value, so that looking it up allocates nothing).
-struct PageKey: Hashable {
-    let list: String
-    let version: ListRegistry.VersionStamp
+/// What names a session's first window at a list's head: the generation of the list's version it is cut from
+/// (``ListRegistry/ListHandle``: numbered process-wide, so it names the list too) and the window's size.
+struct FirstWindowKey: Hashable {
+    let generation: UInt64
     let limit: Int
-    let after: String?
-    let before: String?
-
-    /// Hashes the stamp and the paging in one word, and not the list's name: incarnations are numbered
-    /// process-wide, so a stamp belongs to one list only, and equal keys (which compare the name too) still hash
-    /// alike. Hashing every member cost ~440 instructions of a lookup (callgrind), the name's bytes and five
-    /// words each through the hasher; one word costs about a third of that.
-    func hash(into hasher: inout Hasher) {
-        // Odd multipliers spread the members over the word; the hasher (seeded per process) mixes it.
-        hasher.combine(
-            version.number &* 0x9E37_79B9_7F4A_7C15 ^ version.incarnation &* 0xC2B2_AE3D_27D4_EB4F
-                ^ UInt64(truncatingIfNeeded: limit) &* 0x1656_67B1_9E37_79F9)
-        if let after { hasher.combine(after) }
-        if let before {
-            hasher.combine(UInt8(1))  // `after: x` and `before: x` (never equal keys) kept apart
-            hasher.combine(before)
-        }
-    }
 }
 
 /// A new session's first window and the page members of its first answer (what is not the session's own),

@@ -36,7 +36,7 @@ extension APIContext {
             let response = Self.pageResponse(
                 list: name, window: window, limit: limit,
                 cacheControl: configuration.cache.headerValue(for: .revalidated))
-            return ListResponse(response, list: list, generation: generation)
+            return ListResponse(response, madeOf: (list, generation))
         }
         guard let page else { throw Self.listNotFound(name) }
         return .prepared(page.response)

@@ -11,7 +11,7 @@ extension APIContext {
         let options = try SessionOptions(
             body, pages: configuration.pages, maxKeep: configuration.sessions.maxKeep,
             maxIDLength: registry.limits.maxIDLength)
-        guard let (version, stamp) = registry.stampedVersion(of: name) else {
+        guard let (version, _, generation) = registry.handledVersion(of: name) else {
             throw Problem(.listNotFound, detail: "No list named \(name).")
         }
         // A first window at the list's head is the same for every session opened on that page of that
@@ -19,9 +19,7 @@ extension APIContext {
         // there). Cutting it was a third of a session's creation (callgrind).
         let first: FirstWindow
         if options.around == nil && options.expanded.isEmpty {
-            first = sessionFirstWindows.value(
-                for: PageKey(list: name, version: stamp, limit: options.limit, after: nil, before: nil)
-            ) {
+            first = sessionFirstWindows.value(for: FirstWindowKey(generation: generation, limit: options.limit)) {
                 FirstWindow(
                     list: name, Session.initialWindow(of: version, limit: options.limit, around: nil, expanded: []),
                     of: version)
@@ -121,8 +119,9 @@ extension APIContext {
         let made = unchangedAnswers.value(for: key) {
             // Sent at once by ``unchangedAnswer(session:at:)`` only while the list is at the answer's version.
             let current = answer.listName.flatMap { registry.handledVersion(of: $0) }
-            let list = current?.version.version == key.version ? current : nil
-            return ListResponse(PreparedResponse(answer.response), list: list?.handle, generation: list?.generation)
+            return ListResponse(
+                PreparedResponse(answer.response),
+                madeOf: current.flatMap { $0.version.version == key.version ? ($0.handle, $0.generation) : nil })
         }
         return .prepared(made.response)
     }

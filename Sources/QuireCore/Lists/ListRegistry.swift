@@ -66,25 +66,10 @@ public final class ListRegistry: Sendable {
         current.withLock { $0[name] }
     }
 
-    /// The number of the current version of a list. Read from its own table: a dictionary's getter copies the
-    /// value out (for a version, retaining and releasing each of its tables: about 500 instructions, callgrind).
-    public func versionNumber(of name: String) -> UInt64? {
-        current.withLock { $0.stamps[name]?.number }
-    }
-
-    /// What names a list's current version for a cache of what is made from it: the version's number, and the
-    /// list's incarnation. A list deleted and created again goes on from the deleted one's versions, but a
-    /// store may have lost that number (a `:memory:` registry restarted); the incarnation tells the two apart
-    /// whatever the numbers (and a lineage the registry replaced, as a reload may).
-    public struct VersionStamp: Hashable, Sendable {
-        public let number: UInt64
-        public let incarnation: UInt64
-    }
-
-    /// The stamp of a list's current version, or `nil` (read without copying the version, as
-    /// ``versionNumber(of:)``).
-    public func versionStamp(of name: String) -> VersionStamp? {
-        current.withLock { $0.stamps[name] }
+    /// Whether a list named `name` exists (its version is not copied out: a dictionary's getter would retain and
+    /// release each of its tables).
+    public func contains(_ name: String) -> Bool {
+        current.withLock { $0.handles[name] != nil }
     }
 
     /// A list as a cache of what is made from its versions holds it: whether the version something was made
@@ -117,14 +102,6 @@ public final class ListRegistry: Sendable {
         current.withLock { current in
             guard let version = current[name], let handle = current.handles[name] else { return nil }
             return (version, handle, handle.currentGeneration)
-        }
-    }
-
-    /// The current version of `name` with its stamp, or `nil`.
-    public func stampedVersion(of name: String) -> (version: ListVersion, stamp: VersionStamp)? {
-        current.withLock { current in
-            guard let version = current[name], let stamp = current.stamps[name] else { return nil }
-            return (version, stamp)
         }
     }
 
@@ -500,11 +477,9 @@ private final class WriteLock: Sendable {
     }
 }
 
-/// The current version of each list, and each version's stamp beside it (read without copying a version), and
-/// each list's handle (advanced with every version it is given).
+/// The current version of each list, and each list's handle (advanced with every version it is given).
 private struct CurrentVersions {
     private(set) var versions: [String: ListVersion] = [:]
-    private(set) var stamps: [String: ListRegistry.VersionStamp] = [:]
     private(set) var handles: [String: ListRegistry.ListHandle] = [:]
 
     /// Holds `lists` and no other: each one set (or removed) as a write does, so that every handle of a list
@@ -519,17 +494,10 @@ private struct CurrentVersions {
         set {
             guard let newValue else {
                 versions[name] = nil
-                stamps[name] = nil
                 handles.removeValue(forKey: name)?.retire()
                 return
             }
-            let previous = versions.updateValue(newValue, forKey: name)
-            // The same lineage goes on; a list created again (or reloaded as another lineage) is a new one.
-            let continues = previous.map { ObjectIdentifier($0.interner) == ObjectIdentifier(newValue.interner) }
-            let incarnation =
-                continues == true
-                ? stamps[name]!.incarnation : Self.incarnations.add(1, ordering: .relaxed).newValue
-            stamps[name] = ListRegistry.VersionStamp(number: newValue.version, incarnation: incarnation)
+            versions[name] = newValue
             if let handle = handles[name] {
                 handle.advance()
             } else {
@@ -539,7 +507,4 @@ private struct CurrentVersions {
             }
         }
     }
-
-    /// Incarnations are numbered process-wide, so that none is ever given twice (not even across a reload).
-    private static let incarnations = Atomic<UInt64>(0)
 }
