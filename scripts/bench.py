@@ -299,7 +299,8 @@ def http(options):
         if limit:
             limit.add(reference)
         time.sleep(0.3)
-        wrk(url, 1, token=token)  # warm-up
+        wrk(url, 1, token=token)  # warm-up, both
+        wrk(f"http://127.0.0.1:{port}/", 1, token=token)
         quire_server = next(process for prefix, process in servers.items() if url.startswith(prefix + "/"))
         ratios = []
         cpu_ratios = []
@@ -309,11 +310,21 @@ def http(options):
         # ratio against the reference sent no field is printed beside it.
         bare_ratios = []
         for round in range(options.rounds):
-            ref, ref_cpu = cpu_per_request(
-                reference, options.seconds,
-                lambda: wrk(f"http://127.0.0.1:{port}/", options.seconds, close=close, token=token))
-            quire, quire_cpu = cpu_per_request(
-                quire_server, options.seconds, lambda: wrk(url, options.seconds, close=close, token=token))
+            def measure_reference():
+                return cpu_per_request(
+                    reference, options.seconds,
+                    lambda: wrk(f"http://127.0.0.1:{port}/", options.seconds, close=close, token=token))
+
+            def measure_quire():
+                return cpu_per_request(
+                    quire_server, options.seconds, lambda: wrk(url, options.seconds, close=close, token=token))
+
+            # Which server goes first alternates from round to round: the one measured right after the other
+            # inherits its TIME_WAIT sockets and the kernel's state, which favours neither side then.
+            if round % 2 == 0:
+                (ref, ref_cpu), (quire, quire_cpu) = measure_reference(), measure_quire()
+            else:
+                (quire, quire_cpu), (ref, ref_cpu) = measure_quire(), measure_reference()
             ratios.append(quire[0] / ref[0])
             cpu_ratios.append(ref_cpu / quire_cpu)
             rows = [("reference" if token is None else "ref+token", ref), ("quire", quire)]

@@ -20,15 +20,12 @@ struct quire_framing_scan {
     const char *previous_name;
     unsigned int hosts;
     unsigned int content_lengths;
-    const char *content_length;
-    size_t content_length_size;
     unsigned int transfer_encodings;
     /** The one Transfer-Encoding field, when there is one. */
     const char *transfer_encoding;
     size_t transfer_encoding_size;
-    /** The first X-Request-Id field, when there is one. */
-    const char *request_id;
-    size_t request_id_size;
+    /** The fields the server reads itself (Content-Length, X-Request-Id, Accept-Encoding, …). */
+    struct quire_framing_fields found;
 };
 
 /** RFC 9110 §5.6.2 tchar. */
@@ -99,24 +96,57 @@ static enum MHD_Result quire_framing_visit(
     }
     scan->previous_name = name;
     scan->previous_value_end = value + value_size;
-    if (quire_framing_equal_caseless(name, name_size, "Host")) {
-        scan->hosts++;
-    } else if (quire_framing_equal_caseless(name, name_size, "Content-Length")) {
-        if (0 != scan->content_lengths &&
-            (value_size != scan->content_length_size || 0 != memcmp(value, scan->content_length, value_size))) {
-            scan->refusal = QUIRE_FRAMING_DUPLICATE_CONTENT_LENGTH;
-            return MHD_NO;
+    /* By length first: most names are told apart without comparing a byte. */
+    switch (name_size) {
+    case 4:
+        if (quire_framing_equal_caseless(name, name_size, "Host")) scan->hosts++;
+        break;
+    case 12:
+        if (NULL == scan->found.request_id && quire_framing_equal_caseless(name, name_size, "X-Request-Id")) {
+            scan->found.request_id = value;
+            scan->found.request_id_size = value_size;
         }
-        scan->content_lengths++;
-        scan->content_length = value;
-        scan->content_length_size = value_size;
-    } else if (quire_framing_equal_caseless(name, name_size, "Transfer-Encoding")) {
-        scan->transfer_encodings++;
-        scan->transfer_encoding = value;
-        scan->transfer_encoding_size = value_size;
-    } else if (NULL == scan->request_id && quire_framing_equal_caseless(name, name_size, "X-Request-Id")) {
-        scan->request_id = value;
-        scan->request_id_size = value_size;
+        break;
+    case 13:
+        if (quire_framing_equal_caseless(name, name_size, "If-None-Match")) {
+            if (0 == scan->found.if_none_matches++) {
+                scan->found.if_none_match = value;
+                scan->found.if_none_match_size = value_size;
+            }
+        }
+        break;
+    case 14:
+        if (quire_framing_equal_caseless(name, name_size, "Content-Length")) {
+            if (0 != scan->content_lengths && (value_size != scan->found.content_length_size ||
+                                               0 != memcmp(value, scan->found.content_length, value_size))) {
+                scan->refusal = QUIRE_FRAMING_DUPLICATE_CONTENT_LENGTH;
+                return MHD_NO;
+            }
+            scan->content_lengths++;
+            scan->found.content_length = value;
+            scan->found.content_length_size = value_size;
+        }
+        break;
+    case 15:
+        if (quire_framing_equal_caseless(name, name_size, "Accept-Encoding")) {
+            if (0 == scan->found.accept_encodings++) {
+                scan->found.accept_encoding = value;
+                scan->found.accept_encoding_size = value_size;
+            }
+        }
+        break;
+    case 16:
+        if (quire_framing_equal_caseless(name, name_size, "Content-Encoding")) scan->found.content_encodings++;
+        break;
+    case 17:
+        if (quire_framing_equal_caseless(name, name_size, "Transfer-Encoding")) {
+            scan->transfer_encodings++;
+            scan->transfer_encoding = value;
+            scan->transfer_encoding_size = value_size;
+        }
+        break;
+    default:
+        break;
     }
     return MHD_YES;
 }
@@ -152,10 +182,7 @@ enum quire_framing_refusal quire_framing_check(
     struct quire_framing_scan scan;
     memset(&scan, 0, sizeof scan);
     MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &quire_framing_visit, &scan);
-    fields->content_length = scan.content_length;
-    fields->content_length_size = scan.content_length_size;
-    fields->request_id = scan.request_id;
-    fields->request_id_size = scan.request_id_size;
+    *fields = scan.found;
     if (QUIRE_FRAMING_OK != scan.refusal) return scan.refusal;
     /* The last field: its line end, then the empty line (CR LF or LF), all NULs by now. */
     if (NULL != scan.previous_value_end && (0 != scan.previous_value_end[0] || 0 != scan.previous_value_end[1])) {

@@ -146,9 +146,10 @@ final class ConnectionAcceptor: Sendable {
         for _ in 0..<64 {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            // Non-blocking and close-on-exec from the start (`quire_accept`): fewer `fcntl` calls.
             let client = withUnsafeMutablePointer(to: &storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    accept(listenSocket, address, &length)
+                    quire_accept(listenSocket, address, &length)
                 }
             }
             guard client >= 0 else {
@@ -168,9 +169,8 @@ final class ConnectionAcceptor: Sendable {
                 Glibc.close(client)
                 continue
             }
-            // libmicrohttpd makes the socket non-blocking, owns it from here, and closes it itself when it
-            // refuses it (over the per-IP limit, or out of memory).
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            // libmicrohttpd owns the socket from here, and closes it itself when it refuses it (over the
+            // per-IP limit, or out of memory).
             if noDelay {
                 var on: Int32 = 1
                 setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))

@@ -41,13 +41,16 @@ final class RequestContext {
     /// A streaming response being sent.
     var stream: StreamingResponse?
     /// `X-Request-Id` of the request (taken from it when well formed, else generated), echoed.
-    var requestID = ""
+    var requestID = RequestIdentifier.Value.given("")
     /// A prepared response being sent, kept alive until the request completes.
     var prepared: PreparedResponse?
     /// Whether the client sent its own `X-Request-Id` (echoed on every response, prepared ones too).
     var requestIDWasSent = false
-    /// What the request accepts and holds (`Accept-Encoding`, `If-None-Match`), for its response.
-    var negotiation: Negotiation?
+    /// What the request accepts (`Accept-Encoding`) and holds (`If-None-Match`), for its response.
+    var negotiation = Negotiation()
+    var ifNoneMatch: String?
+    /// The request has a `Content-Encoding` field: its body is decoded.
+    var hasContentEncoding = false
     /// The connection is closed after this request's response (its framing was refused).
     var closesConnection = false
     /// The response was queued with its TLS records corked: the completion callback sends them.
@@ -68,10 +71,12 @@ final class RequestContext {
         isAnswered = false
         pending = nil
         stream = nil
-        requestID = ""
+        requestID = .given("")
         prepared = nil
         requestIDWasSent = false
-        negotiation = nil
+        negotiation = Negotiation()
+        ifNoneMatch = nil
+        hasContentEncoding = false
         closesConnection = false
         isCorked = false
     }
@@ -306,13 +311,21 @@ extension HTTPServer {
             let framing = quire_framing_check(connection, !http10, &fields)
             (context.requestID, context.requestIDWasSent) = RequestIdentifier.of(
                 fields, scannedAll: framing == QUIRE_FRAMING_OK, on: connection)
-            if framing != QUIRE_FRAMING_OK {
+            if framing != QUIRE_FRAMING_OK {  // the fields were not all read: the answer is not negotiated
                 context.isAnswered = true
                 context.closesConnection = true
                 let refusal = FramingRefusal(framing)
                 countRefusal(refusal)
                 return queue(responder.response(for: .malformedFraming(refusal)), on: connection, context: context)
             }
+            context.negotiation = Negotiation(
+                acceptEncoding: Self.value(
+                    fields.accept_encoding, fields.accept_encoding_size, fields.accept_encodings,
+                    named: "Accept-Encoding", on: connection))
+            context.ifNoneMatch = Self.value(
+                fields.if_none_match, fields.if_none_match_size, fields.if_none_matches, named: "If-None-Match",
+                on: connection)
+            context.hasContentEncoding = fields.content_encodings > 0
             if Self.declaredBodyLength(fields) > configuration.maxBodyBytes {
                 context.isAnswered = true
                 return queue(
@@ -338,7 +351,7 @@ extension HTTPServer {
         }
         var headers = HTTPHeaders(fields: Self.fields(of: .HEADER_KIND, on: connection))
         let body: [UInt8]
-        switch decodeBody(context.body, headers: &headers) {
+        switch decodeBody(context.body, headers: &headers, declared: context.hasContentEncoding) {
         case .decoded(let decoded):
             body = decoded
         case .refused(let rejection):
@@ -351,9 +364,8 @@ extension HTTPServer {
             query: Self.fields(of: .GET_ARGUMENT_KIND, on: connection),
             headers: headers,
             body: body,
-            requestID: context.requestID
+            identifier: context.requestID
         )
-        context.negotiation = Negotiation(request)
         switch responder.respond(to: request) {
         case .response(let response):
             return queue(response, on: connection, context: context)
@@ -415,6 +427,18 @@ extension HTTPServer {
         return .YES
     }
 
+    /// The value of a field as the framing scan found it (`first`, of `size` bytes, and how many such fields
+    /// there are): `nil` without one; the values of all, joined with `,` (RFC 9110 §5.3), when it is repeated.
+    private static func value(
+        _ first: UnsafePointer<CChar>?, _ size: Int, _ count: UInt32, named name: String, on connection: OpaquePointer
+    ) -> String? {
+        guard let first else { return nil }
+        guard count > 1 else {
+            return String(decoding: UnsafeRawBufferPointer(start: first, count: size), as: UTF8.self)
+        }
+        return HTTPHeaders(fields: fields(of: .HEADER_KIND, on: connection)).values(for: name).joined(separator: ",")
+    }
+
     /// The request's declared `Content-Length`, as the framing scan found it; 0 without one.
     private static func declaredBodyLength(_ fields: quire_framing_fields) -> Int {
         guard let value = fields.content_length else { return 0 }
@@ -427,7 +451,7 @@ extension HTTPServer {
     /// Hands `response`, as negotiated for the request (see `wireResponse`), to libmicrohttpd, which copies
     /// the body; adds `X-Request-Id`, and `Connection: close` while draining.
     private func queue(_ response: Response, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
-        let wire = wireResponse(response, context.negotiation)
+        let wire = wireResponse(response, context.negotiation, ifNoneMatch: context.ifNoneMatch)
         return queueAsIs(wire.response, on: connection, context: context, vary: wire.vary, noStore: wire.noStore)
     }
 
@@ -451,7 +475,8 @@ extension HTTPServer {
     private func queue(_ prepared: PreparedResponse, on connection: OpaquePointer, context: RequestContext)
         -> MHD_Result
     {
-        let (chosen, notModified, vary) = wireRepresentation(prepared, context.negotiation)
+        let (chosen, notModified, vary) = wireRepresentation(
+            prepared, context.negotiation, ifNoneMatch: context.ifNoneMatch)
         if let notModified { return queueAsIs(notModified, on: connection, context: context, vary: vary) }
         context.prepared = chosen
         let status = UInt32(chosen.response.status)
@@ -482,8 +507,8 @@ extension HTTPServer {
 
     /// The request body decoded from its `Content-Encoding` (gzip or deflate), the field then removed;
     /// the body limit applies to the decoded size.
-    private func decodeBody(_ body: [UInt8], headers: inout HTTPHeaders) -> DecodedBody {
-        guard headers.contains("Content-Encoding") else { return .decoded(body) }  // no arrays made per request
+    private func decodeBody(_ body: [UInt8], headers: inout HTTPHeaders, declared: Bool) -> DecodedBody {
+        guard declared else { return .decoded(body) }  // as the framing scan found: no lookup, no arrays
         let values = headers.values(for: "Content-Encoding")
         let codings = values.flatMap { $0.split(separator: ",") }.map { $0.trimming(" \t") }.filter {
             !$0.isEmpty && $0.lowercased() != "identity"
@@ -503,7 +528,7 @@ extension HTTPServer {
     }
 
     private func extraHeaders(_ context: RequestContext) -> ExtraHeaders {
-        ExtraHeaders(requestID: context.requestID, closing: isDraining || context.closesConnection)
+        ExtraHeaders(requestID: context.requestID.text, closing: isDraining || context.closesConnection)
     }
 
     /// The request's method: one of ``Request/knownMethods`` as it is (nothing decoded, validated or copied per

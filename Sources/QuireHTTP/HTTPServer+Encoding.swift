@@ -1,3 +1,4 @@
+internal import CQuireFraming
 import Synchronization
 
 // Representations on the wire, decided here for every response whatever its route: the content coding
@@ -18,20 +19,36 @@ final class BodyByteCounters: Sendable {
 }
 
 /// What a request says about the representation it wants, kept from its headers until it is answered.
+///
+/// Read from the fields the framing scan found (no lookup walks the headers again), on the access handler's
+/// first call. Plain bytes, copied as such: with the request's `If-None-Match` (a string) inside, every copy
+/// and destroy of it went through its value witnesses, ~200 instructions a request (callgrind), so that field is
+/// kept beside it (``EntityTagCondition``).
 struct Negotiation {
     var accept: AcceptEncoding
-    var ifNoneMatch: String?
-    var isHead: Bool
+    /// `false` for a request whose fields were not read (its framing was refused): its answer is sent as
+    /// it is, neither compressed nor compared with a tag.
+    var applies: Bool
 
-    init(_ request: borrowing Request) {
-        accept = AcceptEncoding(request.headers["Accept-Encoding"])
-        ifNoneMatch = request.headers["If-None-Match"]
-        isHead = request.method == "HEAD"
+    /// A request whose fields were not read.
+    init() {
+        accept = AcceptEncoding(nil)
+        applies = false
     }
 
-    /// Whether `If-None-Match` names `tag` (weak comparison, RFC 9110 §13.1.2), or is `*`. The tag is read only
+    /// - Parameter acceptEncoding: the request's `Accept-Encoding` (its fields joined), or `nil`.
+    init(acceptEncoding: String?) {
+        accept = AcceptEncoding(acceptEncoding)
+        applies = true
+    }
+}
+
+/// A request's `If-None-Match` (its fields joined), evaluated against the tag of the representation it would
+/// get.
+enum EntityTagCondition {
+    /// Whether `ifNoneMatch` names `tag` (weak comparison, RFC 9110 §13.1.2), or is `*`. The tag is read only
     /// when the request has `If-None-Match`: most send none, and then a response's tag is not looked up.
-    func notModified(tag: @autoclosure () -> String?) -> Bool {
+    static func notModified(_ ifNoneMatch: String?, tag: @autoclosure () -> String?) -> Bool {
         guard let ifNoneMatch, let tag = tag() else { return false }
         let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
         for candidate in ifNoneMatch.split(separator: ",") {
@@ -55,12 +72,12 @@ extension HTTPServer {
     /// representation. `Vary: Accept-Encoding` and `Cache-Control: no-store` are not added to its fields but
     /// returned as flags, which the server adds as it hands the response over (``ExtraHeaders``): adding them
     /// here copied the fields' array and grew it, twice for most answers (~700 instructions, callgrind).
-    func wireResponse(_ response: Response, _ negotiation: Negotiation?) -> (
+    func wireResponse(_ response: Response, _ negotiation: Negotiation, ifNoneMatch: String?) -> (
         response: Response, vary: Bool, noStore: Bool
     ) {
         let noStore = !response.headers.contains("Cache-Control")
         let settings = configuration.compression
-        guard let negotiation, settings.enabled || negotiation.ifNoneMatch != nil else {
+        guard negotiation.applies, settings.enabled || ifNoneMatch != nil else {
             bodyBytes.count(plain: response.body.count, sent: response.body.count)
             return (response, false, noStore)
         }
@@ -70,7 +87,7 @@ extension HTTPServer {
             ? negotiation.accept.preferred(size: response.body.count, threshold: settings.minimumBytes) : .identity
         var headers = response.headers  // copied only when the tag changes
         if coding != .identity, let tag = headers["ETag"] { headers.replace("ETag", with: coding.entityTag(tag)) }
-        if response.status == 200, negotiation.notModified(tag: headers["ETag"]) {
+        if response.status == 200, EntityTagCondition.notModified(ifNoneMatch, tag: headers["ETag"]) {
             return (Self.notModified(headers), compressible, noStore)
         }
         guard coding != .identity else {
@@ -87,11 +104,11 @@ extension HTTPServer {
 
     /// The representation of `prepared` to send for `negotiation` (its compressed variants are made once
     /// and kept beside it), or the `304` to send instead; and whether to add `Vary` (to either).
-    func wireRepresentation(_ prepared: PreparedResponse, _ negotiation: Negotiation?)
+    func wireRepresentation(_ prepared: PreparedResponse, _ negotiation: Negotiation, ifNoneMatch: String?)
         -> (representation: PreparedResponse, notModified: Response?, vary: Bool)
     {
         let settings = configuration.compression
-        guard let negotiation, settings.enabled || negotiation.ifNoneMatch != nil else {
+        guard negotiation.applies, settings.enabled || ifNoneMatch != nil else {
             bodyBytes.count(plain: prepared.response.body.count, sent: prepared.response.body.count)
             return (prepared, nil, false)
         }
@@ -101,7 +118,7 @@ extension HTTPServer {
             ? negotiation.accept.preferred(size: prepared.response.body.count, threshold: settings.minimumBytes)
             : .identity
         let chosen = coding == .identity ? prepared : prepared.variant(coding, level: settings.level)
-        if prepared.response.status == 200, negotiation.notModified(tag: chosen.entityTag) {
+        if prepared.response.status == 200, EntityTagCondition.notModified(ifNoneMatch, tag: chosen.entityTag) {
             return (chosen, Self.notModified(chosen.response.headers), compressible)  // `Vary` by the flag
         }
         bodyBytes.count(plain: prepared.response.body.count, sent: chosen.response.body.count)
@@ -111,9 +128,9 @@ extension HTTPServer {
     /// The coding of an event stream for `negotiation`: compressed event by event when the client accepts
     /// gzip or deflate and compression is on (every event is worth it: the threshold is for whole bodies,
     /// a stream's length is unknown), `nil` for identity.
-    func streamCoding(_ stream: StreamingResponse, _ negotiation: Negotiation?) -> ContentCoding? {
+    func streamCoding(_ stream: StreamingResponse, _ negotiation: Negotiation) -> ContentCoding? {
         let settings = configuration.compression
-        guard settings.enabled, let negotiation, !stream.headers.contains("Content-Encoding") else { return nil }
+        guard settings.enabled, negotiation.applies, !stream.headers.contains("Content-Encoding") else { return nil }
         let coding = negotiation.accept.preferred(size: .max, threshold: 0)
         return coding == .identity ? nil : coding
     }

@@ -12,7 +12,12 @@ public struct Request: Sendable {
     public var body: [UInt8]
     /// The request's id: its `X-Request-Id` when it sent a well-formed one, else a generated one. The
     /// server echoes it in the response's `X-Request-Id`.
-    public var requestID: String
+    public var requestID: String {
+        get { identifier.text }
+        set { identifier = .given(newValue) }
+    }
+    /// The id as kept until read (a generated one is formatted when read).
+    var identifier: RequestIdentifier.Value
 
     public init(
         method: String,
@@ -27,7 +32,19 @@ public struct Request: Sendable {
         self.query = query
         self.headers = headers
         self.body = body
-        self.requestID = requestID
+        identifier = .given(requestID)
+    }
+
+    init(
+        method: String, path: String, query: [NamedValue], headers: HTTPHeaders, body: [UInt8],
+        identifier: RequestIdentifier.Value
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.identifier = identifier
     }
 
     /// The methods Quire serves. A request's `method` is one of these strings as they are (made once, not

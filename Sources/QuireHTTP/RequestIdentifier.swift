@@ -12,10 +12,24 @@ import Synchronization
 enum RequestIdentifier {
     static let header = "X-Request-Id"
 
+    /// A request's id as kept until read: the client's, or a generated one's counter. Formatted only when
+    /// read: a prepared answer sent without the access log never reads it (~170 instructions, callgrind).
+    enum Value: Sendable {
+        case given(String)
+        case generated(counter: UInt32)
+
+        var text: String {
+            switch self {
+            case .given(let text): text
+            case .generated(let counter): RequestIdentifier.format(prefix: RequestIdentifier.prefix, counter: counter)
+            }
+        }
+    }
+
     /// The id of the request on `connection`, and whether the client sent it: its `X-Request-Id` as the framing
     /// scan found it (`scannedAll`: the scan read every field), or looked up when the scan stopped at a refusal.
-    static func of(_ fields: quire_framing_fields, scannedAll: Bool, on connection: OpaquePointer) -> (
-        id: String, sent: Bool
+    static func of(_ fields: borrowing quire_framing_fields, scannedAll: Bool, on connection: OpaquePointer) -> (
+        id: Value, sent: Bool
     ) {
         var given: String?
         if let value = fields.request_id {
@@ -26,18 +40,24 @@ enum RequestIdentifier {
             // to the heap for the call.
             given = String(cString: value)
         }
-        if let given, PlainName.isValid(given) { return (given, true) }
-        return (generate(), false)
+        if let given, PlainName.isValid(given) { return (.given(given), true) }
+        return (next(), false)
     }
 
     /// 28 random bits chosen at start, then a 32-bit counter: unique within and across processes in
     /// practice, and no system call per request (ids are for finding a request in the logs, not secrets).
     /// 15 digits, not 16: a string of at most 15 bytes is stored inline, so an id costs no allocation.
-    private static let prefix = UInt32.random(in: 0..<(1 << 28))
+    fileprivate static let prefix = UInt32.random(in: 0..<(1 << 28))
     private static let counter = Atomic<UInt32>(0)
 
+    /// A new id, kept as its counter until read.
+    static func next() -> Value {
+        .generated(counter: counter.add(1, ordering: .relaxed).newValue)
+    }
+
+    /// A new id, formatted.
     static func generate() -> String {
-        format(prefix: prefix, counter: counter.add(1, ordering: .relaxed).newValue)
+        next().text
     }
 
     /// The 15 hex digits of `prefix` (28 bits) and `counter`, most significant first: what `String(_:radix:)`

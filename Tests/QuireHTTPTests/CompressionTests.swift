@@ -183,6 +183,33 @@ struct CompressionTests {
         #expect(both.status == 304)
     }
 
+    /// The server reads these fields from its framing scan, not from a lookup: any case of their names, and a
+    /// field sent twice is one list (RFC 9110 §5.3), not its first value.
+    @Test("Accept-Encoding, If-None-Match and Content-Encoding: any case, a repeated field read as one list")
+    func repeatedFields() throws {
+        let server = try TestServer(responder: Self.responder)
+        defer { server.stop() }
+        let lower = try server.request("GET", "/page", headers: [("accept-encoding", "gzip")])
+        #expect(lower.headers["Content-Encoding"] == "gzip")
+        let twice = try server.request(
+            "GET", "/page", headers: [("Accept-Encoding", "identity;q=0.5"), ("Accept-Encoding", "gzip")])
+        #expect(twice.headers["Content-Encoding"] == "gzip")
+        let refused = try server.request(
+            "GET", "/page", headers: [("Accept-Encoding", "gzip;q=0"), ("ACCEPT-ENCODING", "deflate;q=0")])
+        #expect(refused.headers["Content-Encoding"] == nil)
+        #expect(refused.body == Self.json)
+        let held = try server.request(
+            "GET", "/page", headers: [("If-None-Match", "\"1\""), ("if-none-match", "\"2\", \"7\"")])
+        #expect(held.status == 304)
+        let notHeld = try server.request(
+            "GET", "/page", headers: [("If-None-Match", "\"1\""), ("If-None-Match", "\"2\"")])
+        #expect(notHeld.status == 200)
+        let body = Compression.compress(Self.json, as: .gzip)
+        let decoded = try server.request("POST", "/echo", headers: [("content-encoding", "gzip")], body: body)
+        #expect(decoded.status == 200)
+        #expect(decoded.body == Self.json)
+    }
+
     @Test(
         "a gzip or deflate request body is decoded before the handler sees it",
         arguments: [ContentCoding.gzip, .deflate])

@@ -64,6 +64,16 @@ struct quire_framing_fields {
     /** The first X-Request-Id field's value. */
     const char *request_id;
     size_t request_id_size;
+    /** The first Accept-Encoding field's value, and how many such fields there are. */
+    const char *accept_encoding;
+    size_t accept_encoding_size;
+    unsigned int accept_encodings;
+    /** The first If-None-Match field's value, and how many such fields there are. */
+    const char *if_none_match;
+    size_t if_none_match_size;
+    unsigned int if_none_matches;
+    /** How many Content-Encoding fields there are. */
+    unsigned int content_encodings;
 };
 
 /**
