@@ -106,7 +106,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// Whether two byte sequences of equal length are equal but for the case of ASCII letters.
-    private static func bytesMatch<Bytes: RandomAccessCollection<UInt8>>(_ left: Bytes, _ right: Bytes) -> Bool
+    static func bytesMatch<Bytes: RandomAccessCollection<UInt8>>(_ left: Bytes, _ right: Bytes) -> Bool
     where Bytes.Index == Int {
         for index in left.indices {
             let a = left[index]

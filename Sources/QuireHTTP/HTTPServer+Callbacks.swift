@@ -349,7 +349,7 @@ extension HTTPServer {
                 responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
                 context: context)
         }
-        var headers = HTTPHeaders(fields: Self.fields(of: .HEADER_KIND, on: connection))
+        var (headers, query) = RequestFields.of(connection)
         let body: [UInt8]
         switch decodeBody(context.body, headers: &headers, declared: context.hasContentEncoding) {
         case .decoded(let decoded):
@@ -361,7 +361,7 @@ extension HTTPServer {
         let request = Request(
             method: Self.methodName(method),
             path: String(cString: url),
-            query: Self.fields(of: .GET_ARGUMENT_KIND, on: connection),
+            query: query,
             headers: headers,
             body: body,
             identifier: context.requestID
@@ -436,7 +436,7 @@ extension HTTPServer {
         guard count > 1 else {
             return String(decoding: UnsafeRawBufferPointer(start: first, count: size), as: UTF8.self)
         }
-        return HTTPHeaders(fields: fields(of: .HEADER_KIND, on: connection)).values(for: name).joined(separator: ",")
+        return RequestFields.of(connection).headers.values(for: name).joined(separator: ",")
     }
 
     /// The request's declared `Content-Length`, as the framing scan found it; 0 without one.
@@ -507,13 +507,13 @@ extension HTTPServer {
 
     /// The request body decoded from its `Content-Encoding` (gzip or deflate), the field then removed;
     /// the body limit applies to the decoded size.
-    private func decodeBody(_ body: [UInt8], headers: inout HTTPHeaders, declared: Bool) -> DecodedBody {
+    private func decodeBody(_ body: [UInt8], headers: inout RequestFields, declared: Bool) -> DecodedBody {
         guard declared else { return .decoded(body) }  // as the framing scan found: no lookup, no arrays
         let values = headers.values(for: "Content-Encoding")
         let codings = values.flatMap { $0.split(separator: ",") }.map { $0.trimming(" \t") }.filter {
             !$0.isEmpty && $0.lowercased() != "identity"
         }
-        headers.remove("Content-Encoding")
+        headers = headers.removing("Content-Encoding")
         guard let name = codings.first else { return .decoded(body) }
         guard codings.count == 1, let coding = ContentCoding(token: name) else {
             return .refused(.unsupportedContentEncoding(codings.joined(separator: ", ")))
@@ -550,31 +550,5 @@ extension HTTPServer {
         case UInt8(ascii: "O") where strcmp(method, "OPTIONS") == 0: "OPTIONS"
         default: nil
         }
-    }
-
-    /// The request's values of one kind (headers, query arguments), decoded, in order: one array, and a
-    /// string only for a name or value longer than 15 bytes (shorter ones are stored inline); the common ones
-    /// are literals (``CommonStrings``).
-    private static func fields(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [HTTPHeaders.Field] {
-        var fields: [HTTPHeaders.Field] = []
-        // Counted first (libmicrohttpd walks its list without a callback): one allocation of the right size,
-        // where appending grew the array two or three times per request.
-        let count = Int(MHD_get_connection_values(connection, kind, nil, nil))
-        guard count > 0 else { return fields }
-        fields.reserveCapacity(count)
-        withUnsafeMutablePointer(to: &fields) { pointer in
-            _ = MHD_get_connection_values_n(
-                connection, kind,
-                { cls, _, key, keySize, value, valueSize in
-                    guard let cls, let key else { return .YES }
-                    let fields = cls.assumingMemoryBound(to: [HTTPHeaders.Field].self)
-                    let name = CommonStrings.string(UnsafeRawBufferPointer(start: key, count: keySize))
-                    let text =
-                        value.map { CommonStrings.string(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? ""
-                    fields.pointee.append(NamedValue(name: name, value: text))
-                    return .YES
-                }, pointer)
-        }
-        return fields
     }
 }

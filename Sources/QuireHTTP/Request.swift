@@ -5,9 +5,9 @@ public struct Request: Sendable {
     /// The path, percent-decoded, without the query (`/v1/lists/demo`).
     public var path: String
     /// The query's items, percent-decoded, in order. A key without `=` has the value `""`.
-    public var query: [NamedValue]
+    public var query: RequestFields
     /// The header fields, with case-insensitive lookup.
-    public var headers: HTTPHeaders
+    public var headers: RequestFields
     /// The body, gathered across libmicrohttpd's calls (empty when there is none).
     public var body: [UInt8]
     /// The request's id: its `X-Request-Id` when it sent a well-formed one, else a generated one. The
@@ -29,14 +29,14 @@ public struct Request: Sendable {
     ) {
         self.method = method
         self.path = path
-        self.query = query
-        self.headers = headers
+        self.query = RequestFields(query: query)
+        self.headers = RequestFields(headers: headers)
         self.body = body
         identifier = .given(requestID)
     }
 
     init(
-        method: String, path: String, query: [NamedValue], headers: HTTPHeaders, body: [UInt8],
+        method: String, path: String, query: RequestFields, headers: RequestFields, body: [UInt8],
         identifier: RequestIdentifier.Value
     ) {
         self.method = method
@@ -53,6 +53,6 @@ public struct Request: Sendable {
 
     /// The value of the first query item named `name`, or `nil`.
     public func queryValue(_ name: String) -> String? {
-        query.first { $0.name == name }?.value
+        query[name]
     }
 }

@@ -103,19 +103,37 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("common field names and values are literals equal to what decoding gives, and only exact bytes match")
-    func commonStrings() {
-        for text in ["Host", "Content-Type", "Accept-Encoding", "application/json", "since", "extend", "*/*"] {
-            let matched = Array(text.utf8).withUnsafeBytes { CommonStrings.match($0) }
-            #expect(matched == text)
-        }
-        for text in ["host", "content-type", "Accept-encoding", "application/JSON", "sincE", "", "demo", "Hos"] {
-            let bytes = Array(text.utf8)
-            #expect(bytes.withUnsafeBytes { CommonStrings.match($0) } == nil, "\(text)")
-            #expect(bytes.withUnsafeBytes { CommonStrings.string($0) } == text)
-        }
-        let invalid: [UInt8] = [0x48, 0xFF, 0x73, 0x74]  // "H\u{FF}st": not a literal, repaired as decoding does
-        #expect(invalid.withUnsafeBytes { CommonStrings.string($0) } == String(decoding: invalid, as: UTF8.self))
+    @Test("a request's fields: header names ignore case, query names do not; values decoded as String(decoding:) does")
+    func requestFields() {
+        let invalid = String(decoding: [0x76, 0xFF, 0x6C], as: UTF8.self)  // "v\u{FFFD}l": repaired
+        let headers = RequestFields(headers: [
+            NamedValue(name: "Host", value: "example.com"), NamedValue(name: "Accept", value: "a"),
+            NamedValue(name: "accept", value: "b"), NamedValue(name: "X-Empty", value: ""),
+            NamedValue(name: "X-Bad", value: invalid),
+        ])
+        #expect(headers["HOST"] == "example.com")
+        #expect(headers["host"] == "example.com")
+        #expect(headers["Hos"] == nil)
+        #expect(headers["Accept"] == "a")
+        #expect(headers.values(for: "ACCEPT") == ["a", "b"])
+        #expect(headers["x-empty"] == "")
+        #expect(headers.contains("X-Empty"))
+        #expect(!headers.contains("X-Missing"))
+        #expect(headers["X-Bad"] == invalid)
+        #expect(headers.count == 5)
+        #expect(headers.map(\.name) == ["Host", "Accept", "accept", "X-Empty", "X-Bad"])
+        let without = headers.removing("ACCEPT")
+        #expect(without.map(\.name) == ["Host", "X-Empty", "X-Bad"])
+        #expect(without["accept"] == nil)
+        let query = RequestFields(query: [
+            NamedValue(name: "limit", value: "20"), NamedValue(name: "Limit", value: "5"),
+        ])
+        #expect(query["limit"] == "20")
+        #expect(query["Limit"] == "5")
+        #expect(query["LIMIT"] == nil)
+        #expect(RequestFields(query: []).isEmpty)
+        #expect(RequestFields(query: [])["limit"] == nil)
+        #expect(Request(method: "GET", path: "/", query: [NamedValue(name: "a", value: "")]).queryValue("a") == "")
     }
 
     @Test("request headers are case-insensitive")

@@ -85,4 +85,16 @@ struct quire_framing_fields {
 enum quire_framing_refusal quire_framing_check(
     struct MHD_Connection *connection, bool http11, struct quire_framing_fields *fields);
 
+
+/**
+ * A request's values of one kind (`kind`, an `enum MHD_ValueKind`: its header fields, or its query items as libmicrohttpd decoded them), as records
+ * in a buffer, in the order they arrived: the name's size and the value's size as two native uint32_t, then the
+ * name's bytes, then the value's (a query item without `=` has a value of 0 bytes). One buffer holds what
+ * libmicrohttpd keeps in its connection's memory only until the request completes.
+ *
+ * quire_fields_size gives the bytes the records of `kind` take; quire_fields_copy writes them into `buffer`
+ * (stopping before a record that does not fit in `capacity`) and returns the bytes written.
+ */
+size_t quire_fields_size(struct MHD_Connection *connection, int kind);
+size_t quire_fields_copy(struct MHD_Connection *connection, int kind, unsigned char *buffer, size_t capacity);
 #endif
