@@ -82,10 +82,11 @@ public struct RequestFields: @unchecked Sendable, Sequence {
     ///
     /// - Complexity: O(*n*) in the fields' bytes; decodes only the value found.
     public subscript(name: String) -> String? {
-        guard let storage else { return nil }
         // A literal or native string's bytes, in place (a bridged string's copied: never on a request's path).
         let found = name.utf8.withContiguousStorageIfAvailable { wanted -> String? in
-            storage.withUnsafeMutablePointerToElements { base -> String? in
+            // Through optional chaining, not `guard let`: the buffer is borrowed from `self`, not retained and
+            // released around every lookup (callgrind).
+            storage?.withUnsafeMutablePointerToElements { base -> String? in
                 var records = Records(base, range)
                 while let (candidate, value) = records.next() {
                     if matches(candidate, wanted) { return String(decoding: value, as: UTF8.self) }
