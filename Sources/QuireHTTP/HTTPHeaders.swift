@@ -13,7 +13,8 @@ public struct NamedValue: Sendable, Equatable {
     }
 }
 
-/// The header fields of a request or a response, in order, with case-insensitive lookup.
+/// The header fields of a response (or of a request made in code: a request from the network keeps its fields as
+/// ``RequestFields``), in order, with case-insensitive lookup.
 ///
 /// Stored as an array: requests and responses carry a handful of fields, where a linear scan beats
 /// hashing.

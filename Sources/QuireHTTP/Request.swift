@@ -27,12 +27,9 @@ public struct Request: Sendable {
         body: [UInt8] = [],
         requestID: String = ""
     ) {
-        self.method = method
-        self.path = path
-        self.query = RequestFields(query: query)
-        self.headers = RequestFields(headers: headers)
-        self.body = body
-        identifier = .given(requestID)
+        self.init(
+            method: method, path: path, query: RequestFields(query: query), headers: RequestFields(headers: headers),
+            body: body, identifier: .given(requestID))
     }
 
     init(

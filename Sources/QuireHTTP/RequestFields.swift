@@ -5,10 +5,10 @@ import Glibc
 /// A request's header fields, or its query items, as received: their bytes in one buffer (shared by the two
 /// lists of a request), decoded into strings only when a handler looks one up.
 ///
-/// Hand-written for the read path, where it is the largest fixed cost a library could not take: turning every
-/// field and item into two strings in an array of its own cost about 700 instructions a request with one field and
-/// one item, two arrays allocated and destroyed, although a read looks up one or two of them (callgrind). A
-/// request now copies its fields' bytes once, in C (`quire_fields_copy`), into one allocation.
+/// Hand-written for the read path (no library does this for libmicrohttpd): every field and item used to become two
+/// strings in an array of its own, two arrays allocated and destroyed per request, although a read looks up one
+/// or two of them. A request now copies its fields' bytes once, in C (`quire_fields_copy`), into one allocation:
+/// ~180 instructions fewer on `/healthz` (one field), ~360 on a page (one field, one item, four lookups), callgrind.
 ///
 /// The buffer holds records: the name's size and the value's as two native `UInt32`, then the name's bytes and the
 /// value's. Header names are compared ASCII case-insensitively, query names exactly; invalid UTF-8 in a value is
