@@ -66,6 +66,15 @@ static inline bool quire_framing_line_end_only(const char *from, const char *to)
     return true;
 }
 
+/** Counts a field the server reads by its first value, keeping that first value. */
+static inline void quire_framing_keep_first(
+    const char *value, size_t size, const char **first, size_t *first_size, unsigned int *count) {
+    if (0 == (*count)++) {
+        *first = value;
+        *first_size = size;
+    }
+}
+
 static enum MHD_Result quire_framing_visit(
     void *cls, enum MHD_ValueKind kind, const char *name, size_t name_size, const char *value, size_t value_size) {
     (void) kind;
@@ -109,10 +118,9 @@ static enum MHD_Result quire_framing_visit(
         break;
     case 13:
         if (quire_framing_equal_caseless(name, name_size, "If-None-Match")) {
-            if (0 == scan->found.if_none_matches++) {
-                scan->found.if_none_match = value;
-                scan->found.if_none_match_size = value_size;
-            }
+            quire_framing_keep_first(
+                value, value_size, &scan->found.if_none_match, &scan->found.if_none_match_size,
+                &scan->found.if_none_matches);
         }
         break;
     case 14:
@@ -129,10 +137,9 @@ static enum MHD_Result quire_framing_visit(
         break;
     case 15:
         if (quire_framing_equal_caseless(name, name_size, "Accept-Encoding")) {
-            if (0 == scan->found.accept_encodings++) {
-                scan->found.accept_encoding = value;
-                scan->found.accept_encoding_size = value_size;
-            }
+            quire_framing_keep_first(
+                value, value_size, &scan->found.accept_encoding, &scan->found.accept_encoding_size,
+                &scan->found.accept_encodings);
         }
         break;
     case 16:

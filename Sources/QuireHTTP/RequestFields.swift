@@ -147,8 +147,10 @@ public struct RequestFields: @unchecked Sendable, Sequence {
         return HTTPHeaders.bytesMatch(candidate, wanted)
     }
 
+    /// `matches` for decoded names: one rule for lookups and for the rarer walks over decoded fields.
     private func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
-        ignoresCase ? HTTPHeaders.namesMatch(lhs, rhs) : lhs == rhs
+        var (lhs, rhs) = (lhs, rhs)
+        return lhs.withUTF8 { left in rhs.withUTF8 { right in matches(left, right) } }
     }
 
     /// The records in `range` of a buffer, in order: each one's name and value.
