@@ -77,8 +77,11 @@ static inline void quire_framing_keep_first(
 
 static enum MHD_Result quire_framing_visit(
     void *cls, enum MHD_ValueKind kind, const char *name, size_t name_size, const char *value, size_t value_size) {
-    (void) kind;
     struct quire_framing_scan *scan = (struct quire_framing_scan *) cls;
+    if (MHD_GET_ARGUMENT_KIND == kind) {  /* a query item: only its size, for the copy (quire_fields_copy) */
+        scan->found.query_bytes += quire_fields_record_size(name_size, NULL == value ? 0 : value_size);
+        return MHD_YES;
+    }
     if (NULL == name || 0 == name_size) {
         scan->refusal = QUIRE_FRAMING_INVALID_FIELD_NAME;
         return MHD_NO;
@@ -105,6 +108,7 @@ static enum MHD_Result quire_framing_visit(
     }
     scan->previous_name = name;
     scan->previous_value_end = value + value_size;
+    scan->found.header_bytes += quire_fields_record_size(name_size, value_size);
     /* By length first: most names are told apart without comparing a byte. */
     switch (name_size) {
     case 4:
@@ -188,7 +192,9 @@ enum quire_framing_refusal quire_framing_check(
     struct MHD_Connection *connection, bool http11, struct quire_framing_fields *fields) {
     struct quire_framing_scan scan;
     memset(&scan, 0, sizeof scan);
-    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &quire_framing_visit, &scan);
+    /* The query items too (libmicrohttpd parsed them from the request line, before the fields): their size. */
+    MHD_get_connection_values_n(
+        connection, (enum MHD_ValueKind) (MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND), &quire_framing_visit, &scan);
     *fields = scan.found;
     if (QUIRE_FRAMING_OK != scan.refusal) return scan.refusal;
     /* The last field: its line end, then the empty line (CR LF or LF), all NULs by now. */

@@ -44,10 +44,32 @@ enum RequestInput {
     static func integer(_ request: Request, _ name: String, in range: ClosedRange<Int>, default defaultValue: Int?)
         throws(Problem) -> Int?
     {
-        guard let text = request.queryValue(name) else { return defaultValue }
-        guard let value = Int(text), range.contains(value) else {
+        // Parsed from the item's bytes: decoding it into a string first cost ~250 instructions a page (callgrind).
+        guard let parsed = request.query.withValue(of: name, Self.decimal) else { return defaultValue }
+        guard let value = parsed, range.contains(value) else {
             throw Problem(
                 .invalidRequest, detail: "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return value
+    }
+
+    /// The integer `bytes` spell as `Int(_: String)` reads one: an optional sign, then one or more ASCII digits;
+    /// `nil` for anything else, or past `Int`'s range.
+    static func decimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var digits = bytes[...]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative || digits.first == UInt8(ascii: "+") { digits = digits.dropFirst() }
+        guard !digits.isEmpty else { return nil }
+        var value = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let digit = Int(byte &- UInt8(ascii: "0"))
+            let (times10, overflowed) = value.multipliedReportingOverflow(by: 10)
+            // Accumulated negative for a negative number, so that Int.min is read too.
+            let (next, overflowedAgain) =
+                negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
+            guard !overflowed, !overflowedAgain else { return nil }
+            value = next
         }
         return value
     }

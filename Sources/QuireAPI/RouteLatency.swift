@@ -27,7 +27,10 @@ final class RouteLatency: Sendable {
     }
 
     func record(_ elapsed: Duration) {
-        let nanoseconds = elapsed.nanoseconds
+        record(nanoseconds: elapsed.nanoseconds)
+    }
+
+    func record(nanoseconds: Int64) {
         var bucket = 0
         Self.boundNanoseconds.withUnsafeBufferPointer { bounds in
             while bucket < bounds.count && nanoseconds > bounds[bucket] { bucket += 1 }

@@ -133,9 +133,16 @@ public struct Router {
 
 /// One node of the frozen route tree.
 final class RouteNode: Sendable {
-    /// The literal children, scanned in order: a node has a handful, where comparing bytes beats hashing.
-    let literals: [(segment: [UInt8], node: RouteNode)]
-    let parameter: (name: String, node: RouteNode)?
+    /// The literal children's segments, end to end, and where each one ends; the children in the same order. Scanned
+    /// in order: a node has a handful, where comparing bytes beats hashing. Flat, not an array of (segment, node)
+    /// pairs: walking those copied each pair, a retain and a release of its segment's array and its node
+    /// (callgrind).
+    private let literalBytes: [UInt8]
+    private let literalEnds: [Int]
+    private let literalNodes: [RouteNode]
+    /// The parameter child and its name (two properties, not an optional pair: binding the pair copied both).
+    let parameterName: String
+    let parameterNode: RouteNode?
     let handlers: [String: RouteEntry]
     /// `handlers["GET"]`, the method of nearly every request, without hashing the method per request.
     let getHandler: RouteEntry?
@@ -149,8 +156,13 @@ final class RouteNode: Sendable {
         literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteEntry],
         pattern: String
     ) {
-        self.literals = literals.sorted { $0.key < $1.key }.map { (Array($0.key.utf8), $0.value) }
-        self.parameter = parameter
+        let sorted = literals.sorted { $0.key < $1.key }
+        literalBytes = sorted.flatMap { Array($0.key.utf8) }
+        literalEnds = sorted.reduce(into: []) { ends, literal in ends.append((ends.last ?? 0) + literal.key.utf8.count)
+        }
+        literalNodes = sorted.map(\.value)
+        parameterName = parameter?.name ?? ""
+        parameterNode = parameter?.node
         self.handlers = handlers
         getHandler = handlers["GET"]
         label = RouteLabel(pattern)
@@ -163,15 +175,23 @@ final class RouteNode: Sendable {
     func literal(matching segment: UnsafeBufferPointer<UInt8>) -> RouteNode? {
         // memcmp, not `elementsEqual`: an array against a buffer was walked element by element through
         // their iterators (a few hundred instructions a request on session paths, callgrind).
-        for literal in literals where literal.segment.count == segment.count {
-            let equal =
-                segment.isEmpty
-                || literal.segment.withUnsafeBufferPointer {
-                    memcmp($0.baseAddress!, segment.baseAddress!, $0.count) == 0
+        let found = literalBytes.withUnsafeBufferPointer { bytes in
+            literalEnds.withUnsafeBufferPointer { ends -> Int? in
+                var start = 0
+                for index in ends.indices {
+                    let end = ends[index]
+                    if end - start == segment.count
+                        && (segment.isEmpty
+                            || memcmp(bytes.baseAddress! + start, segment.baseAddress!, segment.count) == 0)
+                    {
+                        return index
+                    }
+                    start = end
                 }
-            if equal { return literal.node }
+                return nil
+            }
         }
-        return nil
+        return found.map { literalNodes[$0] }
     }
 
     /// The mutable form, used while routes are added.
@@ -219,9 +239,8 @@ public final class RouterResponder: HTTPResponder {
     }
 
     public func respond(to request: Request) -> Reply {
-        // Read even without an observer (a clock read), so that no optional instant is carried: the optional's
-        // destruction was outlined into a generic helper that reached the tuple machinery of the runtime.
-        let start = ContinuousClock.now
+        // Read even without an observer (a clock read), so that no optional instant is carried.
+        let start = MonotonicInstant.now
         let routed = route(request)
         let reply: Reply
         switch routed.reply {
@@ -242,7 +261,7 @@ public final class RouterResponder: HTTPResponder {
     }
 
     private func observe(
-        _ reply: Reply, of request: Request, routed: Routed, since start: ContinuousClock.Instant,
+        _ reply: Reply, of request: Request, routed: Routed, since start: MonotonicInstant,
         by observer: any RequestObserver
     ) {
         let (route, subject) = (routed.route, routed.subject)
@@ -380,10 +399,10 @@ public final class RouterResponder: HTTPResponder {
             if isLast { return literal }
             if let found = match(path, from: rest, node: literal, &parameters) { return found }
         }
-        if let (name, child) = node.parameter, !segment.isEmpty {
+        if let child = node.parameterNode, !segment.isEmpty {
             // Appended in place and taken back if the branch fails, not tried on a copy: a failed match leaves
             // `parameters` as it found them.
-            parameters.append(name, String(decoding: segment, as: UTF8.self))
+            parameters.append(node.parameterName, String(decoding: segment, as: UTF8.self))
             if isLast { return child }
             if let found = match(path, from: rest, node: child, &parameters) { return found }
             parameters.removeLast()
@@ -396,7 +415,7 @@ public final class RouterResponder: HTTPResponder {
 /// token (never the token): for access logs and metrics.
 public protocol RequestObserver: AnyObject, Sendable {
     func requestDidFinish(
-        _ request: Request, route: RouteLabel, response: Response, since start: ContinuousClock.Instant,
+        _ request: Request, route: RouteLabel, response: Response, since start: MonotonicInstant,
         subject: String?)
 }
 

@@ -190,18 +190,18 @@ final class ServiceMetrics: RequestObserver {
     }
 
     func requestDidFinish(
-        _ request: Request, route: RouteLabel, response: Response, since start: ContinuousClock.Instant,
+        _ request: Request, route: RouteLabel, response: Response, since start: MonotonicInstant,
         subject: String?
     ) {
-        let elapsed = ContinuousClock.now - start
+        let elapsed = MonotonicInstant.now.nanoseconds(since: start)
         let status = response.status
         let method = Self.methodLabel(request.method)
         let series = series(route, method: method, status: status)
         series.count.increment()
-        route.latency.record(elapsed)
+        route.latency.record(nanoseconds: elapsed)
         accessLog?.record(
             AccessRecord(
-                method: request.method, route: route.pattern, status: status, elapsed: elapsed,
+                method: request.method, route: route.pattern, status: status, elapsed: .nanoseconds(elapsed),
                 bytes: response.body.count, requestID: request.requestID, subject: subject))
     }
 

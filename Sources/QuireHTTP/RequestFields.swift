@@ -46,7 +46,6 @@ public struct RequestFields: @unchecked Sendable, Sequence {
             ? nil
             : FieldBytes.make(count: bytes.count) { base in
                 bytes.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: $0.count) }
-                return bytes.count
             }
         self.init(storage: storage, range: 0..<bytes.count, ignoresCase: ignoresCase)
     }
@@ -58,23 +57,26 @@ public struct RequestFields: @unchecked Sendable, Sequence {
     }
 
     /// The header fields and the query items of the request on `connection`, in one allocation (none when the
-    /// request has neither).
-    static func of(_ connection: OpaquePointer) -> (headers: RequestFields, query: RequestFields) {
-        let headerKind = Int32(bitPattern: MHD_ValueKind.HEADER_KIND.rawValue)
-        let queryKind = Int32(bitPattern: MHD_ValueKind.GET_ARGUMENT_KIND.rawValue)
-        let headerBytes = quire_fields_size(connection, headerKind)
-        let queryBytes = quire_fields_size(connection, queryKind)
+    /// request has neither). `sizes`: the bytes each kind's records take, as the framing scan counted them
+    /// (`quire_framing_fields`); counted here, in two more walks over the fields, without them.
+    static func of(_ connection: OpaquePointer, sizes: (headers: Int, query: Int)? = nil) -> (
+        headers: RequestFields, query: RequestFields
+    ) {
+        let (headerBytes, queryBytes) =
+            sizes ?? (
+                quire_fields_size(connection, Int32(bitPattern: MHD_ValueKind.HEADER_KIND.rawValue)),
+                quire_fields_size(connection, Int32(bitPattern: MHD_ValueKind.GET_ARGUMENT_KIND.rawValue))
+            )
         guard headerBytes + queryBytes > 0 else {
             return (RequestFields(storage: nil, range: 0..<0, ignoresCase: true), RequestFields(query: []))
         }
-        var headerEnd = 0
+        var (headerEnd, queryEnd) = (0, 0)
         let storage = FieldBytes.make(count: headerBytes + queryBytes) { base in
-            headerEnd = quire_fields_copy(connection, headerKind, base, headerBytes)
-            return headerEnd + quire_fields_copy(connection, queryKind, base + headerEnd, queryBytes)
+            quire_fields_copy(connection, base, headerBytes, queryBytes, &headerEnd, &queryEnd)
         }
         return (
             RequestFields(storage: storage, range: 0..<headerEnd, ignoresCase: true),
-            RequestFields(storage: storage, range: headerEnd..<storage.header, ignoresCase: false)
+            RequestFields(storage: storage, range: headerBytes..<headerBytes + queryEnd, ignoresCase: false)
         )
     }
 
@@ -82,20 +84,27 @@ public struct RequestFields: @unchecked Sendable, Sequence {
     ///
     /// - Complexity: O(*n*) in the fields' bytes; decodes only the value found.
     public subscript(name: String) -> String? {
-        // A literal or native string's bytes, in place (a bridged string's copied: never on a request's path).
-        let found = name.utf8.withContiguousStorageIfAvailable { wanted -> String? in
-            // Through optional chaining, not `guard let`: the buffer is borrowed from `self`, not retained and
-            // released around every lookup (callgrind).
-            storage?.withUnsafeMutablePointerToElements { base -> String? in
-                var records = Records(base, range)
-                while let (candidate, value) = records.next() {
-                    if matches(candidate, wanted) { return String(decoding: value, as: UTF8.self) }
-                }
-                return nil
+        withValue(of: name) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// What `read` makes of the bytes of the first field named `name` (valid only inside `read`), or `nil`
+    /// without one: for a value read without decoding it into a string (an integer, say).
+    ///
+    /// - Complexity: O(*n*) in the fields' bytes, besides `read`.
+    public func withValue<Result>(of name: String, _ read: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        // Through optional chaining, not `guard let`: the buffer is borrowed from `self`, not retained and released
+        // around every lookup (callgrind). Sizes are compared first, and the name's bytes reached only for a
+        // candidate of its size: most lookups find no such field (`after`, `before`, `Authorization`), and reaching
+        // a literal's bytes (`withContiguousStorageIfAvailable`) for each one cost ~60 instructions (callgrind).
+        let size = name.utf8.count
+        let found = storage?.withUnsafeMutablePointerToElements { base -> Result? in
+            var records = Records(base, range)
+            while let (candidate, value) = records.next() {
+                if candidate.count == size && matches(candidate, name) { return read(value) }
             }
+            return nil
         }
-        guard let found else { return self[String(decoding: Array(name.utf8), as: UTF8.self)] }
-        return found
+        return found ?? nil
     }
 
     /// Every value of the fields named `name`, in order.
@@ -139,6 +148,13 @@ public struct RequestFields: @unchecked Sendable, Sequence {
         }.makeIterator()
     }
 
+    /// Whether a field's name is `name`.
+    private func matches(_ candidate: UnsafeBufferPointer<UInt8>, _ name: String) -> Bool {
+        // A literal or native string's bytes, in place (a bridged string's copied: never on a request's path).
+        name.utf8.withContiguousStorageIfAvailable { matches(candidate, $0) }
+            ?? matches(candidate, String(decoding: Array(name.utf8), as: UTF8.self))
+    }
+
     private func matches(_ candidate: UnsafeBufferPointer<UInt8>, _ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
         guard candidate.count == wanted.count else { return false }
         guard ignoresCase else {
@@ -177,14 +193,14 @@ public struct RequestFields: @unchecked Sendable, Sequence {
     }
 }
 
-/// The bytes of a request's fields (see ``RequestFields``), its header holding their count: one allocation of
+/// The bytes of a request's fields (see ``RequestFields``), whose ranges the fields keep: one allocation of
 /// this module's own class. An array of bytes made with `unsafeUninitializedCapacity` looked up the
 /// runtime's prespecialized metadata of `[UInt8]`'s storage on every request (~300 instructions, callgrind).
-final class FieldBytes: ManagedBuffer<Int, UInt8> {
-    /// A buffer of `count` bytes, filled by `fill` (which returns the bytes it wrote, at most `count`).
-    static func make(count: Int, fill: (UnsafeMutablePointer<UInt8>) -> Int) -> FieldBytes {
-        let buffer = unsafeDowncast(create(minimumCapacity: count) { _ in 0 }, to: FieldBytes.self)
-        buffer.header = buffer.withUnsafeMutablePointerToElements { min(fill($0), count) }
+final class FieldBytes: ManagedBuffer<Void, UInt8> {
+    /// A buffer of `count` bytes, filled by `fill` (bytes past what it writes are never read).
+    static func make(count: Int, fill: (UnsafeMutablePointer<UInt8>) -> Void) -> FieldBytes {
+        let buffer = unsafeDowncast(create(minimumCapacity: count) { _ in () }, to: FieldBytes.self)
+        buffer.withUnsafeMutablePointerToElements { fill($0) }
         return buffer
     }
 }

@@ -107,10 +107,20 @@ struct PageTests {
         let api = try APIFixture()
         defer { api.stop() }
         try api.put("l", listDocument(sections: 1, items: 3))
-        for query in ["limit=0", "limit=501", "limit=ten"] {
+        for query in [
+            "limit=0", "limit=501", "limit=ten", "limit=", "limit", "limit=+", "limit=-2", "limit=2%20", "limit=%202",
+            "limit=0x2", "limit=2e0", "limit=99999999999999999999", "limit=%D9%A2",
+        ] {
             let response = try api.call("GET", "/v1/lists/l?\(query)")
-            #expect(response.status == 400)
+            #expect(response.status == 400, "\(query)")
             #expect(try response.problemSlug() == "invalid-request")
+        }
+        // Read as Int("…") reads them: a sign, leading zeros; the first item of a repeated name.
+        for query in ["limit=%2B2", "limit=002", "limit=2&limit=ten"] {
+            let response = try api.call("GET", "/v1/lists/l?\(query)")
+            #expect(response.status == 200, "\(query)")
+            let sections = try response.object()["sections"] as! [[String: Any]]
+            #expect(sections.map { ($0["items"] as! [Any]).count }.reduce(0, +) == 2, "\(query)")
         }
         let next = try api.call("GET", "/v1/lists/l?limit=1").object()["page"] as! [String: Any]
         let both = try api.call("GET", "/v1/lists/l?after=\(next["next"] as! String)&before=\(next["next"] as! String)")

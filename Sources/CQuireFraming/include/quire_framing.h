@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Strict request framing (RFC 9110 §5, RFC 9112 §3.2, §5, §6), checked once per request when its headers
@@ -74,6 +75,9 @@ struct quire_framing_fields {
     unsigned int if_none_matches;
     /** How many Content-Encoding fields there are. */
     unsigned int content_encodings;
+    /** The bytes the request's header fields, and its query items, take as records (quire_fields_copy). */
+    size_t header_bytes;
+    size_t query_bytes;
 };
 
 /**
@@ -87,14 +91,21 @@ enum quire_framing_refusal quire_framing_check(
 
 
 /**
- * A request's values of one kind (`kind`, an `enum MHD_ValueKind`: its header fields, or its query items as libmicrohttpd decoded them), as records
- * in a buffer, in the order they arrived: the name's size and the value's size as two native uint32_t, then the
- * name's bytes, then the value's (a query item without `=` has a value of 0 bytes). One buffer holds what
- * libmicrohttpd keeps in its connection's memory only until the request completes.
+ * A request's header fields and query items (as libmicrohttpd decoded them) as records in one buffer, in the
+ * order they arrived: the name's size and the value's size as two native uint32_t, then the name's bytes, then
+ * the value's (a query item without `=` has a value of 0 bytes). One buffer holds what libmicrohttpd keeps in its
+ * connection's memory only until the request completes.
  *
- * quire_fields_size gives the bytes the records of `kind` take; quire_fields_copy writes them into `buffer`
- * (stopping before a record that does not fit in `capacity`) and returns the bytes written.
+ * quire_fields_size gives the bytes the records of `kind` (an `enum MHD_ValueKind`) take (the framing scan gives
+ * both kinds' in `header_bytes` and `query_bytes`). quire_fields_copy writes the header fields' records from
+ * `buffer` and the query items' from `buffer + header_capacity`, in one walk, each kind stopping before a record
+ * that does not fit in its capacity, and gives the bytes written of each.
  */
+static inline size_t quire_fields_record_size(size_t name_size, size_t value_size) {
+    return 2 * sizeof(uint32_t) + name_size + value_size;
+}
 size_t quire_fields_size(struct MHD_Connection *connection, int kind);
-size_t quire_fields_copy(struct MHD_Connection *connection, int kind, unsigned char *buffer, size_t capacity);
+void quire_fields_copy(
+    struct MHD_Connection *connection, unsigned char *buffer, size_t header_capacity, size_t query_capacity,
+    size_t *header_written, size_t *query_written);
 #endif
