@@ -1,15 +1,46 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Glibc
 import JWTKit
 import Synchronization
 
 /// A token that passed every check: who it names, what it may do, and until when.
+///
+/// Its values are kept in one object, shared by every copy: a request with a token copies it several times on its
+/// way from the cache to the handler, and each copy of the subject and the scopes' four sets cost five retains and
+/// five releases (callgrind).
 public struct VerifiedToken: Sendable, Equatable {
+    private final class Storage: Sendable {
+        let subject: String
+        let scopes: Scopes
+        let acceptedUntil: Double
+
+        init(subject: String, scopes: Scopes, acceptedUntil: Double) {
+            (self.subject, self.scopes, self.acceptedUntil) = (subject, scopes, acceptedUntil)
+        }
+    }
+
+    private let storage: Storage
+
+    init(subject: String, scopes: Scopes, acceptedUntil: Double) {
+        storage = Storage(subject: subject, scopes: scopes, acceptedUntil: acceptedUntil)
+    }
+
     /// The `sub` claim.
-    public let subject: String
-    public let scopes: Scopes
+    public var subject: String { storage.subject }
+    public var scopes: Scopes { storage.scopes }
     /// When the token stops being accepted: `exp` plus the leeway, in seconds since 1970.
-    public let acceptedUntil: Double
+    public var acceptedUntil: Double { storage.acceptedUntil }
+
+    /// Whether the token's `read:` scopes cover `list` (``Scopes/mayRead(_:)``, without copying the scopes).
+    public func mayRead(_ list: String) -> Bool { storage.scopes.mayRead(list) }
+
+    /// Whether the token's `write:` scopes cover `list`.
+    public func mayWrite(_ list: String) -> Bool { storage.scopes.mayWrite(list) }
+
+    public static func == (lhs: VerifiedToken, rhs: VerifiedToken) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.subject == rhs.subject && lhs.scopes == rhs.scopes && lhs.acceptedUntil == rhs.acceptedUntil)
+    }
 }
 
 /// Why a token was refused (API.md §5b: both are `401` with `WWW-Authenticate: Bearer error="invalid_token"`).
@@ -63,40 +94,54 @@ public final class TokenVerifier: Sendable {
 
     /// The token's subject and scopes, from the cache or verified now.
     ///
-    /// - Complexity: O(*n*) in the token's length for a cached token (hashing it); a signature check
+    /// - Complexity: O(*n*) in the token's length for a cached token (comparing it); a signature check
     ///   otherwise (measured in the README).
-    public func verify(_ token: String, now: Double = Date().timeIntervalSince1970) throws(TokenRejection)
-        -> VerifiedToken
-    {
+    public func verify(_ token: String, now: Double = TokenVerifier.now()) throws(TokenRejection) -> VerifiedToken {
         try verify(token[...], now: now)
     }
 
-    /// ``verify(_:now:)`` of a token cut from a longer string (the `Authorization` field): a cached token is
-    /// looked up without copying it (the cache keeps the first request's field alive, a few hundred bytes).
-    public func verify(_ token: Substring, now: Double = Date().timeIntervalSince1970) throws(TokenRejection)
+    /// ``verify(_:now:)`` of a token cut from a longer string.
+    public func verify(_ token: Substring, now: Double = TokenVerifier.now()) throws(TokenRejection)
+        -> VerifiedToken
+    {
+        var token = String(token)  // native: its bytes are contiguous
+        // Through a Result: `withUTF8` rethrows untyped.
+        let result = token.withUTF8 { bytes in
+            Result { () throws(TokenRejection) in try verify(UnsafeRawBufferPointer(bytes), now: now) }
+        }
+        return try result.get()
+    }
+
+    /// ``verify(_:now:)`` of a token's bytes, such as the `Authorization` field's in a request's buffer: a cached
+    /// token is looked up without copying or decoding it (a string of the field cost ~1,000 instructions of every
+    /// request with a token, callgrind); only a token not seen before becomes a string, to be verified.
+    public func verify(_ token: UnsafeRawBufferPointer, now: Double = TokenVerifier.now()) throws(TokenRejection)
         -> VerifiedToken
     {
         enum Lookup {
             case hit(VerifiedToken)
+            case expired
             case miss(TokenKeys, generation: UInt64)
         }
         let lookup = state.withLock { state in
-            if let cached = state.cache[TokenKey(token)] { return Lookup.hit(cached) }
-            return .miss(state.keys, generation: state.generation)
+            let key = TokenKey.borrowing(token)
+            guard let cached = state.cache[key] else { return Lookup.miss(state.keys, generation: state.generation) }
+            guard now < cached.acceptedUntil else {
+                state.cache.removeValue(forKey: key)
+                return .expired
+            }
+            return .hit(cached)
         }
         let keys: TokenKeys
         let generation: UInt64
         switch lookup {
-        case .hit(let cached):
-            guard now < cached.acceptedUntil else {
-                state.withLock { _ = $0.cache.removeValue(forKey: TokenKey(token)) }
-                throw .expired
-            }
-            return cached
-        case .miss(let current, let currentGeneration):
-            (keys, generation) = (current, currentGeneration)
+        case .hit(let cached): return cached
+        case .expired: throw .expired
+        case .miss(let current, let currentGeneration): (keys, generation) = (current, currentGeneration)
         }
-        let verified = try Self.verify(String(token), keys: keys, settings: settings, now: now)
+        let verified = try Self.verify(
+            String(decoding: token, as: UTF8.self), keys: keys, settings: settings, now: now)
+        let key = TokenKey.copying(token)
         state.withLock { state in
             guard state.generation == generation else { return }
             if state.cache.count >= settings.cacheEntries {
@@ -104,9 +149,17 @@ public final class TokenVerifier: Sendable {
                 // Still full of live tokens: start again rather than pick victims (bounded, and cheap).
                 if state.cache.count >= settings.cacheEntries { state.cache.removeAll(keepingCapacity: true) }
             }
-            state.cache[TokenKey(token)] = verified
+            state.cache[key] = verified
         }
         return verified
+    }
+
+    /// The time now, in seconds since 1970: what tokens' `exp` and `nbf` are compared with. `clock_gettime`, not
+    /// `Date()`, which cost ~100 instructions more on every request with a token (callgrind).
+    public static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
     }
 
     /// Every check of a token not seen before.
@@ -198,44 +251,62 @@ public final class TokenVerifier: Sendable {
     }
 }
 
-/// A token as the cache's key, compared byte for byte. A `Substring` key hashed and compared by Unicode
-/// canonical equivalence, scalar by scalar, over the whole token on every request (a token is ASCII: bytes
-/// are what identify it). The hash reads the length and the last 16 bytes, the signature's end, which
-/// differ between any two tokens in practice; keys that hash alike are told apart by their bytes. Only
-/// tokens whose signature verified are ever stored, so nobody without a signing key can fill the table
-/// with keys that collide.
-struct TokenKey: Hashable {
-    let text: Substring
+/// A token as the cache's key, compared byte for byte (a token is ASCII: bytes are what identify it). The hash
+/// reads the length and the last 16 bytes, the signature's end, which differ between any two tokens in practice;
+/// keys that hash alike are told apart by their bytes. Only tokens whose signature verified are ever stored, so
+/// nobody without a signing key can fill the table with keys that collide.
+///
+/// A stored key owns a copy of the token (``TokenBytes``). A lookup's key borrows the request's bytes: made inside
+/// the lock for that one lookup (in `TokenVerifier.verify` of a token's bytes), never stored, so
+/// that a cached token costs no copy. `@unchecked Sendable` for that borrowed pointer: a borrowing key never
+/// leaves the call that made it, and a stored key's bytes are never written once copied.
+enum TokenKey: Hashable, @unchecked Sendable {
+    case stored(TokenBytes)
+    case borrowed(UnsafeRawBufferPointer)
 
-    init(_ text: Substring) {
-        self.text = text
+    static func copying(_ bytes: UnsafeRawBufferPointer) -> TokenKey {
+        .stored(TokenBytes(bytes))
+    }
+
+    static func borrowing(_ bytes: UnsafeRawBufferPointer) -> TokenKey {
+        .borrowed(bytes)
+    }
+
+    private var bytes: UnsafeRawBufferPointer {
+        switch self {
+        case .stored(let owner): UnsafeRawBufferPointer(owner.bytes)
+        case .borrowed(let bytes): bytes
+        }
     }
 
     static func == (lhs: TokenKey, rhs: TokenKey) -> Bool {
-        lhs.withBytes { left in
-            rhs.withBytes { right in
-                left.count == right.count
-                    && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-            }
-        }
+        let (left, right) = (lhs.bytes, rhs.bytes)
+        return left.count == right.count
+            && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
     }
 
     func hash(into hasher: inout Hasher) {
-        withBytes { bytes in
-            hasher.combine(bytes.count)
-            // Two words, not `combine(bytes:)`, whose buffered path cost about 120 instructions more a lookup.
-            guard bytes.count >= 16 else { return hasher.combine(bytes: bytes) }
-            hasher.combine(bytes.loadUnaligned(fromByteOffset: bytes.count - 16, as: UInt64.self))
-            hasher.combine(bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
-        }
+        let bytes = bytes
+        hasher.combine(bytes.count)
+        // Two words, not `combine(bytes:)`, whose buffered path cost about 120 instructions more a lookup.
+        guard bytes.count >= 16 else { return hasher.combine(bytes: bytes) }
+        hasher.combine(bytes.loadUnaligned(fromByteOffset: bytes.count - 16, as: UInt64.self))
+        hasher.combine(bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+    }
+}
+
+/// A cached token's own copy of its bytes.
+final class TokenBytes: Sendable {
+    /// Written once, in `init`; `nonisolated(unsafe)`: a pointer is not `Sendable`, and its bytes are only read.
+    nonisolated(unsafe) let bytes: UnsafeMutableRawBufferPointer
+
+    init(_ source: UnsafeRawBufferPointer) {
+        bytes = .allocate(byteCount: source.count, alignment: 1)
+        bytes.copyMemory(from: source)
     }
 
-    private func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
-            return result
-        }
-        var copy = String(text)  // a bridged or foreign string: not one libmicrohttpd's bytes make
-        return copy.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+    deinit {
+        bytes.deallocate()
     }
 }
 
