@@ -1,7 +1,9 @@
 /*
  * A request's header fields and query items copied into one buffer of records (quire_framing.h,
- * quire_fields_size and quire_fields_copy). In C: it runs on every request, once per field, as libmicrohttpd's
- * callback (one walk for both kinds); the Swift side decodes a field into strings only when a handler looks it up.
+ * quire_fields_size and quire_fields_copy). In C: the copy runs on every request, once per field, as libmicrohttpd's
+ * callback (one walk for both kinds, sized by the framing scan); the Swift side decodes a field into strings only when
+ * a handler looks it up. quire_fields_size counts the records of a kind where the scan's sizes are not at hand (a
+ * repeated field read on the request's first call).
  */
 #include <stdint.h>
 #include <string.h>

@@ -3,7 +3,8 @@ import Glibc
 /// A reading of the monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds: what the router times every request
 /// with.
 ///
-/// Hand-written where `ContinuousClock` would do, because it is read twice on every request's path:
+/// Hand-written where `ContinuousClock` would do (it reads `CLOCK_BOOTTIME`, which differs only across a suspend of
+/// the machine), because it is read twice on every request's path:
 /// `ContinuousClock.now` cost ~160 instructions a read (the runtime's `swift_get_time`, then a `Duration` made of
 /// an `Int128`), one `clock_gettime` costs about half of that (callgrind, `/healthz`).
 public struct MonotonicInstant: Sendable, Hashable, Comparable {

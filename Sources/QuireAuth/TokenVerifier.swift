@@ -68,7 +68,7 @@ public final class TokenVerifier: Sendable {
         var keys: TokenKeys
         /// Increases with every key replacement: a verification against older keys is not cached.
         var generation: UInt64 = 0
-        /// By the token's bytes; a key may be a slice of the request field it came in.
+        /// By the token's bytes; every stored key owns a copy of them (`TokenKey.stored`).
         var cache: [TokenKey: VerifiedToken] = [:]
     }
 
@@ -97,15 +97,19 @@ public final class TokenVerifier: Sendable {
     /// - Complexity: O(*n*) in the token's length for a cached token (comparing it); a signature check
     ///   otherwise (measured in the README).
     public func verify(_ token: String, now: Double = TokenVerifier.now()) throws(TokenRejection) -> VerifiedToken {
-        try verify(token[...], now: now)
+        var token = token
+        // Through a Result: `withUTF8` rethrows untyped.
+        let result = token.withUTF8 { bytes in
+            Result { () throws(TokenRejection) in try verify(UnsafeRawBufferPointer(bytes), now: now) }
+        }
+        return try result.get()
     }
 
     /// ``verify(_:now:)`` of a token cut from a longer string.
     public func verify(_ token: Substring, now: Double = TokenVerifier.now()) throws(TokenRejection)
         -> VerifiedToken
     {
-        var token = String(token)  // native: its bytes are contiguous
-        // Through a Result: `withUTF8` rethrows untyped.
+        var token = token
         let result = token.withUTF8 { bytes in
             Result { () throws(TokenRejection) in try verify(UnsafeRawBufferPointer(bytes), now: now) }
         }
@@ -139,8 +143,11 @@ public final class TokenVerifier: Sendable {
         case .expired: throw .expired
         case .miss(let current, let currentGeneration): (keys, generation) = (current, currentGeneration)
         }
-        let verified = try Self.verify(
-            String(decoding: token, as: UTF8.self), keys: keys, settings: settings, now: now)
+        // Validated, not repaired: the key stored is exactly the bytes verified.
+        guard let text = String(validating: token, as: UTF8.self) else {
+            throw .invalid("The token is not a well-formed JSON Web Token.")
+        }
+        let verified = try Self.verify(text, keys: keys, settings: settings, now: now)
         let key = TokenKey.copying(token)
         state.withLock { state in
             guard state.generation == generation else { return }
@@ -258,9 +265,12 @@ public final class TokenVerifier: Sendable {
 ///
 /// A stored key owns a copy of the token (``TokenBytes``). A lookup's key borrows the request's bytes: made inside
 /// the lock for that one lookup (in `TokenVerifier.verify` of a token's bytes), never stored, so
-/// that a cached token costs no copy. `@unchecked Sendable` for that borrowed pointer: a borrowing key never
-/// leaves the call that made it, and a stored key's bytes are never written once copied.
-enum TokenKey: Hashable, @unchecked Sendable {
+/// that a cached token costs no copy. Private to this file: `TokenVerifier.verify` is the only maker of either.
+///
+/// `Sendable` because keys are moved into the verifier's `Mutex`; `@unchecked` for that borrowed pointer: a
+/// borrowing key never leaves the call that made it (it is only looked up and removed with, never inserted),
+/// and a stored key's bytes are never written once copied.
+private enum TokenKey: Hashable, @unchecked Sendable {
     case stored(TokenBytes)
     case borrowed(UnsafeRawBufferPointer)
 
@@ -296,7 +306,7 @@ enum TokenKey: Hashable, @unchecked Sendable {
 }
 
 /// A cached token's own copy of its bytes.
-final class TokenBytes: Sendable {
+private final class TokenBytes: Sendable {
     /// Written once, in `init`; `nonisolated(unsafe)`: a pointer is not `Sendable`, and its bytes are only read.
     nonisolated(unsafe) let bytes: UnsafeMutableRawBufferPointer
 

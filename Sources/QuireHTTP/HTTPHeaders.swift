@@ -87,13 +87,13 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         lhs.utf8.count == rhs.utf8.count && startsIgnoringCase(lhs, with: rhs)
     }
 
-    /// Whether `text` starts with `prefix`, ASCII letters compared in either case (header names, and the
-    /// tokens of a field value that are case-insensitive, as an `Authorization` scheme), without allocating.
+    /// Whether `text` starts with `prefix`, ASCII letters compared in either case (header names), without
+    /// allocating.
     ///
     /// Over the strings' contiguous UTF-8 (every native string has it, a short one on the stack): the
     /// UTF-8 views' iterators cost several hundred instructions per comparison, about 2% of a request that
     /// looks up a few fields (callgrind).
-    public static func startsIgnoringCase(_ text: String, with prefix: String) -> Bool {
+    static func startsIgnoringCase(_ text: String, with prefix: String) -> Bool {
         let count = prefix.utf8.count
         guard text.utf8.count >= count else { return false }
         let contiguous = text.utf8.withContiguousStorageIfAvailable { left in

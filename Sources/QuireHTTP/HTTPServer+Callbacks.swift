@@ -32,9 +32,9 @@ final class RequestContext {
 
     /// `false` until the access handler saw the request's headers (and so set any of the state below).
     var hasHeaders = false
-    /// The body gathered so far. Touched only when a body came (`bodyBytesReceived > 0`): the chunks are appended
-    /// in place, so the compiler checks every access to it at run time (`swift_beginAccess`, ~60 instructions
-    /// each, callgrind), and a request without a body should pay none.
+    /// The body gathered so far. Touched only when a body came (`bodyBytesReceived > 0`) or one is declared encoded
+    /// (`hasContentEncoding`): the chunks are appended in place, so the compiler checks every access to it at run
+    /// time (`swift_beginAccess`, ~60 instructions each, callgrind), and a request without a body should pay none.
     var body: [UInt8] = []
     var bodyBytesReceived = 0
     /// The bytes the request's header fields and query items take as records, as the framing scan counted them.
@@ -72,6 +72,7 @@ final class RequestContext {
         hasHeaders = false
         if bodyBytesReceived > 0 { body = [] }
         bodyBytesReceived = 0
+        fieldSizes = (0, 0)
         isTooLarge = false
         isAnswered = false
         pending = nil

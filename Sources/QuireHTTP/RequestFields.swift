@@ -74,6 +74,9 @@ public struct RequestFields: @unchecked Sendable, Sequence {
         let storage = FieldBytes.make(count: headerBytes + queryBytes) { base in
             quire_fields_copy(connection, base, headerBytes, queryBytes, &headerEnd, &queryEnd)
         }
+        // The scan's sizes and the copy's records are counted by the same rule (`quire_fields_record_size`): a
+        // field that did not fit would be lost from the request without a word.
+        assert(headerEnd == headerBytes && queryEnd == queryBytes, "the fields' sizes changed after the scan")
         return (
             RequestFields(storage: storage, range: 0..<headerEnd, ignoresCase: true),
             RequestFields(storage: storage, range: headerBytes..<headerBytes + queryEnd, ignoresCase: false)

@@ -108,8 +108,8 @@ struct PageTests {
         defer { api.stop() }
         try api.put("l", listDocument(sections: 1, items: 3))
         for query in [
-            "limit=0", "limit=501", "limit=ten", "limit=", "limit", "limit=+", "limit=-2", "limit=2%20", "limit=%202",
-            "limit=0x2", "limit=2e0", "limit=99999999999999999999", "limit=%D9%A2",
+            "limit=0", "limit=501", "limit=ten", "limit=", "limit", "limit=+", "limit=%2B", "limit=-", "limit=-2",
+            "limit=2%20", "limit=%202", "limit=0x2", "limit=2e0", "limit=99999999999999999999", "limit=%D9%A2",
         ] {
             let response = try api.call("GET", "/v1/lists/l?\(query)")
             #expect(response.status == 400, "\(query)")
@@ -233,4 +233,17 @@ struct PageTests {
         #expect(PageCursor(encoded: String(decoding: tampered, as: UTF8.self)) == nil)
         #expect(PageCursor(encoded: "") == nil)
     }
+
+    @Test(
+        "integer query items are read from their bytes as Int(_: String) reads them",
+        arguments: [
+            "", "+", "-", "0", "-0", "+0", "007", "+20", "-20", "20", "9223372036854775807", "9223372036854775808",
+            "-9223372036854775808", "-9223372036854775809", "99999999999999999999", " 1", "1 ", "1_0", "0x10", "1e3",
+            "\u{0662}", "--1", "+-1", "١٢",
+        ])
+    func decimal(text: String) {
+        let parsed = Array(text.utf8).withUnsafeBufferPointer { RequestInput.decimal($0) }
+        #expect(parsed == Int(text), "\(text)")
+    }
+
 }

@@ -163,6 +163,15 @@ struct WireTests {
             headers: [("Content-Type", "application/json"), ("Content-Encoding", "br")], body: Array(json))
         #expect(unknown.status == 415)
         #expect(try unknown.problemSlug() == "unsupported-media-type")
+        // Without a body the coding is still read: identity is nothing to decode, br is refused, and an empty gzip
+        // body is not gzip data.
+        let page = try fixture.server.request("GET", "/v1/lists/zipped", headers: [("Content-Encoding", "identity")])
+        #expect(page.status == 200)
+        let noBody = try fixture.server.request("GET", "/v1/lists/zipped", headers: [("Content-Encoding", "br")])
+        #expect(noBody.status == 415)
+        let emptyGzip = try fixture.server.request("GET", "/v1/lists/zipped", headers: [("Content-Encoding", "gzip")])
+        #expect(emptyGzip.status == 400)
+        #expect(try emptyGzip.problemSlug() == "invalid-request")
     }
 
     @Test("operations endpoints: /healthz, /readyz and /metrics no-store; /openapi.yaml cacheable with a tag")
