@@ -1,9 +1,8 @@
 /*
  * A request's header fields and query items copied into one buffer of records (quire_framing.h,
- * quire_fields_size and quire_fields_copy). In C: the copy runs on every request, once per field, as libmicrohttpd's
- * callback (one walk for both kinds, sized by the framing scan); the Swift side decodes a field into strings only when
- * a handler looks it up. quire_fields_size counts the records of a kind where the scan's sizes are not at hand (a
- * repeated field read on the request's first call).
+ * quire_fields_copy). In C: the copy runs on every request, once per field, as libmicrohttpd's callback (one walk
+ * for both kinds, sized by the framing scan); the Swift side decodes a field into strings only when a handler looks
+ * it up.
  */
 #include <stdint.h>
 #include <string.h>
@@ -20,14 +19,6 @@ struct quire_fields_copying {
     struct quire_fields_cursor headers;
     struct quire_fields_cursor query;
 };
-
-static enum MHD_Result quire_fields_count(
-    void *cls, enum MHD_ValueKind kind, const char *name, size_t name_size, const char *value, size_t value_size) {
-    (void) kind;
-    (void) name;
-    *(size_t *) cls += quire_fields_record_size(name_size, NULL == value ? 0 : value_size);
-    return MHD_YES;
-}
 
 static enum MHD_Result quire_fields_write(
     void *cls, enum MHD_ValueKind kind, const char *name, size_t name_size, const char *value, size_t value_size) {
@@ -47,12 +38,6 @@ static enum MHD_Result quire_fields_write(
     if (0 != value_size) memcpy(cursor->next, value, value_size);
     cursor->next += value_size;
     return MHD_YES;
-}
-
-size_t quire_fields_size(struct MHD_Connection *connection, int kind) {
-    size_t size = 0;
-    MHD_get_connection_values_n(connection, (enum MHD_ValueKind) kind, &quire_fields_count, &size);
-    return size;
 }
 
 void quire_fields_copy(

@@ -1,4 +1,5 @@
 import Glibc
+import QuireAuth
 import QuireCore
 import QuireHTTP
 import Synchronization
@@ -118,9 +119,7 @@ final class EventStreams: Sendable {
         let micros = UInt32(max(1_000, seconds * 1e6))
         DetachedThread.start { [weak self] in
             while let streams = self, streams.ticking.load(ordering: .relaxed) {
-                var time = timespec()
-                clock_gettime(CLOCK_REALTIME, &time)
-                streams.tick(now: .now, wallClock: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
+                streams.tick(now: .now, wallClock: TokenVerifier.now())
                 usleep(micros)
             }
         }

@@ -133,13 +133,8 @@ public struct Router {
 
 /// One node of the frozen route tree.
 final class RouteNode: Sendable {
-    /// The literal children's segments, end to end, and where each one ends; the children in the same order. Scanned
-    /// in order: a node has a handful, where comparing bytes beats hashing. Flat, not an array of (segment, node)
-    /// pairs: walking those copied each pair, a retain and a release of its segment's array and its node
-    /// (callgrind).
-    private let literalBytes: [UInt8]
-    private let literalEnds: [Int]
-    private let literalNodes: [RouteNode]
+    /// The literal children, scanned in order: a node has a handful, where comparing bytes beats hashing.
+    let literals: [(segment: [UInt8], node: RouteNode)]
     /// The parameter child and its name (two properties, not an optional pair: binding the pair copied both).
     let parameterName: String
     let parameterNode: RouteNode?
@@ -156,11 +151,7 @@ final class RouteNode: Sendable {
         literals: [String: RouteNode], parameter: (name: String, node: RouteNode)?, handlers: [String: RouteEntry],
         pattern: String
     ) {
-        let sorted = literals.sorted { $0.key < $1.key }
-        literalBytes = sorted.flatMap { Array($0.key.utf8) }
-        literalEnds = sorted.reduce(into: []) { ends, literal in ends.append((ends.last ?? 0) + literal.key.utf8.count)
-        }
-        literalNodes = sorted.map(\.value)
+        self.literals = literals.sorted { $0.key < $1.key }.map { (Array($0.key.utf8), $0.value) }
         parameterName = parameter?.name ?? ""
         parameterNode = parameter?.node
         self.handlers = handlers
@@ -175,23 +166,15 @@ final class RouteNode: Sendable {
     func literal(matching segment: UnsafeBufferPointer<UInt8>) -> RouteNode? {
         // memcmp, not `elementsEqual`: an array against a buffer was walked element by element through
         // their iterators (a few hundred instructions a request on session paths, callgrind).
-        let found = literalBytes.withUnsafeBufferPointer { bytes in
-            literalEnds.withUnsafeBufferPointer { ends -> Int? in
-                var start = 0
-                for index in ends.indices {
-                    let end = ends[index]
-                    if end - start == segment.count
-                        && (segment.isEmpty
-                            || memcmp(bytes.baseAddress! + start, segment.baseAddress!, segment.count) == 0)
-                    {
-                        return index
-                    }
-                    start = end
+        for literal in literals where literal.segment.count == segment.count {
+            let equal =
+                segment.isEmpty
+                || literal.segment.withUnsafeBufferPointer {
+                    memcmp($0.baseAddress!, segment.baseAddress!, $0.count) == 0
                 }
-                return nil
-            }
+            if equal { return literal.node }
         }
-        return found.map { literalNodes[$0] }
+        return nil
     }
 
     /// The mutable form, used while routes are added.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import QuireAuth
 import QuireCore
 import QuireHTTP
 
@@ -50,7 +51,7 @@ extension APIContext {
         let requested = min(
             try RequestInput.seconds(request, "wait", in: 0...3600, default: 0), configuration.longPolls.maxWaitSeconds)
         // The token is checked again when it expires: the wait ends then.
-        let tokenLeft = caller.acceptedUntil.map { max(0, $0 - Date().timeIntervalSince1970) } ?? .infinity
+        let tokenLeft = caller.acceptedUntil.map { max(0, $0 - TokenVerifier.now()) } ?? .infinity
         let endsWithToken = tokenLeft < requested
         let wait = min(requested, tokenLeft)
         let change: SessionChange
@@ -72,7 +73,7 @@ extension APIContext {
         let parked = answer.response
         let parkedSeq = answer.answer.seq
         let reply = try longPolls.wait(on: list, seconds: wait) { [self] wake in
-            if endsWithToken && (wake == .timedOut || Date().timeIntervalSince1970 >= caller.acceptedUntil ?? 0) {
+            if endsWithToken && (wake == .timedOut || TokenVerifier.now() >= caller.acceptedUntil ?? 0) {
                 return access.deny(.expired, "The token expired while the request waited.").response
             }
             // Another answer moved the session while this one waited (the client's extend or expand, a

@@ -97,12 +97,7 @@ public final class TokenVerifier: Sendable {
     /// - Complexity: O(*n*) in the token's length for a cached token (comparing it); a signature check
     ///   otherwise (measured in the README).
     public func verify(_ token: String, now: Double = TokenVerifier.now()) throws(TokenRejection) -> VerifiedToken {
-        var token = token
-        // Through a Result: `withUTF8` rethrows untyped.
-        let result = token.withUTF8 { bytes in
-            Result { () throws(TokenRejection) in try verify(UnsafeRawBufferPointer(bytes), now: now) }
-        }
-        return try result.get()
+        try verify(token[...], now: now)
     }
 
     /// ``verify(_:now:)`` of a token cut from a longer string.
@@ -110,6 +105,7 @@ public final class TokenVerifier: Sendable {
         -> VerifiedToken
     {
         var token = token
+        // Through a Result: `withUTF8` rethrows untyped.
         let result = token.withUTF8 { bytes in
             Result { () throws(TokenRejection) in try verify(UnsafeRawBufferPointer(bytes), now: now) }
         }
@@ -128,7 +124,7 @@ public final class TokenVerifier: Sendable {
             case miss(TokenKeys, generation: UInt64)
         }
         let lookup = state.withLock { state in
-            let key = TokenKey.borrowing(token)
+            let key = TokenKey.borrowed(token)
             guard let cached = state.cache[key] else { return Lookup.miss(state.keys, generation: state.generation) }
             guard now < cached.acceptedUntil else {
                 state.cache.removeValue(forKey: key)
@@ -148,7 +144,7 @@ public final class TokenVerifier: Sendable {
             throw .invalid("The token is not a well-formed JSON Web Token.")
         }
         let verified = try Self.verify(text, keys: keys, settings: settings, now: now)
-        let key = TokenKey.copying(token)
+        let key = TokenKey.stored(TokenBytes(token))
         state.withLock { state in
             guard state.generation == generation else { return }
             if state.cache.count >= settings.cacheEntries {
@@ -273,14 +269,6 @@ public final class TokenVerifier: Sendable {
 private enum TokenKey: Hashable, @unchecked Sendable {
     case stored(TokenBytes)
     case borrowed(UnsafeRawBufferPointer)
-
-    static func copying(_ bytes: UnsafeRawBufferPointer) -> TokenKey {
-        .stored(TokenBytes(bytes))
-    }
-
-    static func borrowing(_ bytes: UnsafeRawBufferPointer) -> TokenKey {
-        .borrowed(bytes)
-    }
 
     private var bytes: UnsafeRawBufferPointer {
         switch self {

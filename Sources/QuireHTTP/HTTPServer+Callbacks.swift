@@ -324,15 +324,15 @@ extension HTTPServer {
                 countRefusal(refusal)
                 return queue(responder.response(for: .malformedFraming(refusal)), on: connection, context: context)
             }
+            context.fieldSizes = (fields.header_bytes, fields.query_bytes)
             context.negotiation = Negotiation(
                 acceptEncoding: Self.value(
                     fields.accept_encoding, fields.accept_encoding_size, fields.accept_encodings,
-                    named: "Accept-Encoding", on: connection))
+                    named: "Accept-Encoding", on: connection, sizes: context.fieldSizes))
             context.ifNoneMatch = Self.value(
                 fields.if_none_match, fields.if_none_match_size, fields.if_none_matches, named: "If-None-Match",
-                on: connection)
+                on: connection, sizes: context.fieldSizes)
             context.hasContentEncoding = fields.content_encodings > 0
-            context.fieldSizes = (fields.header_bytes, fields.query_bytes)
             if Self.declaredBodyLength(fields) > configuration.maxBodyBytes {
                 context.isAnswered = true
                 return queue(
@@ -437,15 +437,17 @@ extension HTTPServer {
     }
 
     /// The value of a field as the framing scan found it (`first`, of `size` bytes, and how many such fields
-    /// there are): `nil` without one; the values of all, joined with `,` (RFC 9110 §5.3), when it is repeated.
+    /// there are): `nil` without one; the values of all, joined with `,` (RFC 9110 §5.3), when it is repeated
+    /// (read from the request's fields, of the `sizes` the scan counted).
     private static func value(
-        _ first: UnsafePointer<CChar>?, _ size: Int, _ count: UInt32, named name: String, on connection: OpaquePointer
+        _ first: UnsafePointer<CChar>?, _ size: Int, _ count: UInt32, named name: String, on connection: OpaquePointer,
+        sizes: (headers: Int, query: Int)
     ) -> String? {
         guard let first else { return nil }
         guard count > 1 else {
             return String(decoding: UnsafeRawBufferPointer(start: first, count: size), as: UTF8.self)
         }
-        return RequestFields.of(connection).headers.values(for: name).joined(separator: ",")
+        return RequestFields.of(connection, sizes: sizes).headers.values(for: name).joined(separator: ",")
     }
 
     /// The request's declared `Content-Length`, as the framing scan found it; 0 without one.

@@ -58,15 +58,11 @@ public struct RequestFields: @unchecked Sendable, Sequence {
 
     /// The header fields and the query items of the request on `connection`, in one allocation (none when the
     /// request has neither). `sizes`: the bytes each kind's records take, as the framing scan counted them
-    /// (`quire_framing_fields`); counted here, in two more walks over the fields, without them.
-    static func of(_ connection: OpaquePointer, sizes: (headers: Int, query: Int)? = nil) -> (
+    /// (`quire_framing_fields`).
+    static func of(_ connection: OpaquePointer, sizes: (headers: Int, query: Int)) -> (
         headers: RequestFields, query: RequestFields
     ) {
-        let (headerBytes, queryBytes) =
-            sizes ?? (
-                quire_fields_size(connection, Int32(bitPattern: MHD_ValueKind.HEADER_KIND.rawValue)),
-                quire_fields_size(connection, Int32(bitPattern: MHD_ValueKind.GET_ARGUMENT_KIND.rawValue))
-            )
+        let (headerBytes, queryBytes) = sizes
         guard headerBytes + queryBytes > 0 else {
             return (RequestFields(storage: nil, range: 0..<0, ignoresCase: true), RequestFields(query: []))
         }

@@ -96,15 +96,13 @@ enum quire_framing_refusal quire_framing_check(
  * the value's (a query item without `=` has a value of 0 bytes). One buffer holds what libmicrohttpd keeps in its
  * connection's memory only until the request completes.
  *
- * quire_fields_size gives the bytes the records of `kind` (an `enum MHD_ValueKind`) take (the framing scan gives
- * both kinds' in `header_bytes` and `query_bytes`). quire_fields_copy writes the header fields' records from
+ * The framing scan gives the bytes each kind's records take (`header_bytes`, `query_bytes`). quire_fields_copy writes the header fields' records from
  * `buffer` and the query items' from `buffer + header_capacity`, in one walk, each kind stopping before a record
  * that does not fit in its capacity, and gives the bytes written of each.
  */
 static inline size_t quire_fields_record_size(size_t name_size, size_t value_size) {
     return 2 * sizeof(uint32_t) + name_size + value_size;
 }
-size_t quire_fields_size(struct MHD_Connection *connection, int kind);
 void quire_fields_copy(
     struct MHD_Connection *connection, unsigned char *buffer, size_t header_capacity, size_t query_capacity,
     size_t *header_written, size_t *query_written);
