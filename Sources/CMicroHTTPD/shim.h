@@ -51,6 +51,8 @@ struct quire_mhd_settings {
     MHD_NotifyConnectionCallback connection_handler;
     void *connection_context;
     struct quire_mhd_logger *logger;
+    /** Decodes the path's and the query items' `%HH` in place (NULL: libmicrohttpd's own). */
+    size_t (*unescape)(void *cls, struct MHD_Connection *connection, char *text);
     /** HTTPS: a GnuTLS priority string, or NULL for plain HTTP. Each connection gets its credentials when
      * it starts (`quire_tls_prepare_connection`); the daemon's own certificate callback refuses. */
     const char *tls_priorities;
@@ -58,7 +60,7 @@ struct quire_mhd_settings {
 
 /** `MHD_start_daemon` without the variadic arguments. Returns NULL when the daemon cannot start. */
 static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings *settings) {
-    struct MHD_OptionItem options[12];
+    struct MHD_OptionItem options[16];
     unsigned int count = 0;
 #define QUIRE_MHD_OPTION(option, value, pointer) \
     options[count++] = (struct MHD_OptionItem) { (option), (intptr_t) (value), (pointer) }
@@ -70,6 +72,9 @@ static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings
     QUIRE_MHD_OPTION(MHD_OPTION_URI_LOG_CALLBACK, settings->request_started_handler,
                      settings->request_started_context);
     QUIRE_MHD_OPTION(MHD_OPTION_NOTIFY_CONNECTION, settings->connection_handler, settings->connection_context);
+    if (NULL != settings->unescape) {
+        QUIRE_MHD_OPTION(MHD_OPTION_UNESCAPE_CALLBACK, settings->unescape, NULL);
+    }
     if (settings->thread_pool_size > 1) {
         QUIRE_MHD_OPTION(MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size, NULL);
     }

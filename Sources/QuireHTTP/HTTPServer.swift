@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import CQuireFraming
 import Glibc
 public import Logging
 import Synchronization
@@ -259,6 +260,7 @@ public final class HTTPServer: Sendable {
         settings.connection_handler = connectionNotifyTrampoline
         settings.connection_context = contexts.server
         settings.logger = contexts.logger
+        settings.unescape = quire_unescape
         errno = 0
         let started = withOptionalCString(configuration.tls?.priorities) { priorities in
             settings.tls_priorities = priorities

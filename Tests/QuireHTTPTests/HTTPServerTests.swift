@@ -49,6 +49,51 @@ struct HTTPServerTests {
         #expect(!connection.isClosedByPeer)
     }
 
+    /// The server decodes escapes from the first `%` on (quire_unescape) and keeps a connection's previous path to
+    /// reuse when the next request's bytes are the same (`RequestContext.path`): neither may change what a handler
+    /// sees, whatever the order of the paths.
+    @Test("percent escapes are decoded wherever they start, in the path and the query, whatever path came before")
+    func percentDecoding() throws {
+        let server = try TestServer(
+            responder: ClosureResponder { request in
+                let query = request.query.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+                return .response(Response(status: 200, body: Array("\(request.path) \(query)".utf8)))
+            })
+        defer { server.stop() }
+        let connection = try server.connect()
+        let cases: [(target: String, seen: String)] = [
+            ("/a%62c/d?x=%41%42&y=1%2", "/abc/d x=AB&y=1%2"),
+            ("/abc/d?x=1", "/abc/d x=1"),  // the same path, sent plainly
+            ("/abc/d", "/abc/d "),
+            ("/abc/de", "/abc/de "),  // longer, with the same start
+            ("/abc/", "/abc/ "),  // a prefix of the one before
+            ("/%zz%4", "/%zz%4 "),  // malformed escapes are kept as sent
+            ("/x?q=a+b%2Bc&%71=%", "/x q=a b+c&q=%"),
+            ("/caf%C3%A9", "/café "),
+            ("/caf%C3%A9?n=%C3%A9", "/café n=é"),
+            ("/", "/ "),
+            ("/a%62c/d", "/abc/d "),
+        ]
+        for (target, seen) in cases {
+            let response = try connection.request("GET", target)
+            #expect(response.status == 200)
+            #expect(response.text == seen, "\(target)")
+        }
+        #expect(!connection.isClosedByPeer)
+    }
+
+    @Test("a path that is not UTF-8 is repaired, and its repair never taken for the same bytes")
+    func repairedPath() {
+        let context = RequestContext(socket: -1)
+        let invalid: [CChar] = [0x2F, 0x61, CChar(bitPattern: 0xFF), 0]
+        #expect(context.path(invalid) == "/a\u{FFFD}")
+        #expect(context.path(invalid) == "/a\u{FFFD}")
+        #expect(context.path(Array("/a\u{FFFD}".utf8CString)) == "/a\u{FFFD}")
+        #expect(context.path(Array("/a".utf8CString)) == "/a")
+        #expect(context.path(Array("".utf8CString)) == "")
+        #expect(context.path(Array("/a".utf8CString)) == "/a")
+    }
+
     /// A connection's requests share one context (made when the connection opens): nothing of one request may
     /// reach the next.
     @Test("each request on a keep-alive connection starts afresh: its own request id, method and body")

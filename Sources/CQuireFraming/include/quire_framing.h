@@ -106,4 +106,12 @@ static inline size_t quire_fields_record_size(size_t name_size, size_t value_siz
 void quire_fields_copy(
     struct MHD_Connection *connection, unsigned char *buffer, size_t header_capacity, size_t query_capacity,
     size_t *header_written, size_t *query_written);
+/**
+ * libmicrohttpd's unescape callback (MHD_OPTION_UNESCAPE_CALLBACK): what its default does (`MHD_http_unescape`,
+ * `%HH` sequences decoded in place), with the bytes before the first `%` left where they are without being copied
+ * onto themselves one by one. Most paths and query items have no `%`: found with one `strchrnul`.
+ * Returns the length of the unescaped text.
+ */
+size_t quire_unescape(void *cls, struct MHD_Connection *connection, char *text);
+
 #endif
