@@ -4,11 +4,22 @@ import QuireHTTP
 /// Stateless pages (API.md §3): `GET /v1/lists/{list}?limit=&after=|before=`, from the page cache.
 extension APIContext {
     func page(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        let name = try RequestInput.listName(parameters)
         let pages = configuration.pages
-        let limit = try RequestInput.integer(request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit)!
         let after = request.queryValue("after")
         let before = request.queryValue("before")
+        // A page the cache holds, of the list's current version, answers at once: it was made for these very
+        // inputs (the name, the limit, the cursor as sent), which were checked then. Checking them again (the
+        // name's characters; a cursor's decoding) cost ~170 instructions a page, more with a cursor (callgrind).
+        // Anything else takes the whole way below, in the order its errors are reported.
+        if let limit = try? RequestInput.integer(request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit),
+            let page = pageCache.currentValue(
+                for: PageQuery(list: parameters["list"] ?? "", limit: limit, after: after, before: before),
+                ifCurrent: \.isCurrent)
+        {
+            return .prepared(page.response)
+        }
+        let name = try RequestInput.listName(parameters)
+        let limit = try RequestInput.integer(request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit)!
         if after != nil && before != nil {
             throw Problem(.invalidRequest, detail: "Give after or before, not both.")
         }

@@ -153,6 +153,36 @@ struct PageTests {
         #expect(api.service.context.pageCache.hitCount >= 1)
     }
 
+    /// A cached page answers before its inputs are checked again (`APIContext.page`): only a request with the very
+    /// inputs it was made for may find it, and anything else is checked, and refused, as it would be cold.
+    @Test("a cached page answers only its own inputs: a request that adds or changes one is checked in full")
+    func cachedPageAnswersOnlyItsInputs() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 3))
+        let cursor = try api.call("GET", "/v1/lists/l?limit=1").object()["page"] as! [String: Any]
+        let next = cursor["next"] as! String
+        let warm = try api.call("GET", "/v1/lists/l?limit=1&after=\(next)")
+        #expect(warm.status == 200)
+        let hits = api.service.context.pageCache.hitCount
+        #expect(try api.call("GET", "/v1/lists/l?limit=1&after=\(next)").body == warm.body)
+        #expect(api.service.context.pageCache.hitCount == hits + 1)
+        let both = try api.call("GET", "/v1/lists/l?limit=1&after=\(next)&before=\(next)")
+        #expect(both.status == 400)
+        #expect(try both.problemSlug() == "invalid-request")
+        for limit in ["0", "ten", ""] {
+            let response = try api.call("GET", "/v1/lists/l?limit=\(limit)&after=\(next)")
+            #expect(try response.problemSlug() == "invalid-request", "limit=\(limit)")
+        }
+        #expect(try api.call("GET", "/v1/lists/l?limit=1&before=\(next)").problemSlug() == "invalid-cursor")
+        #expect(try api.call("GET", "/v1/lists/l?limit=1&after=\(next)x").problemSlug() == "invalid-cursor")
+        let other = try api.call("GET", "/v1/lists/l?after=\(next)")  // the default limit: another page
+        #expect(other.status == 200 && other.body != warm.body)
+        // The name is checked before the limit, as on a cold cache.
+        let badName = try api.call("GET", "/v1/lists/l!?limit=0").object()
+        #expect((badName["detail"] as? String)?.contains("list name") == true)
+    }
+
     @Test("a cached page is replaced when its list moves on, and a deleted list's cached page is never served")
     func cacheFollowsTheList() throws {
         let api = try APIFixture()
