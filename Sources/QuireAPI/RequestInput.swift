@@ -89,8 +89,11 @@ enum RequestInput {
     }
 
     /// A version or `seq` number from a JSON member or a query parameter: 1 to 2^53 − 1.
+    /// The versions and `seq` numbers a request may name (integers JSON numbers hold exactly).
+    static let versions: ClosedRange<Int> = 1...(1 << 53) - 1
+
     static func version(_ value: JSONValue?, name: String) throws(Problem) -> UInt64 {
-        guard let number = value?.intValue, number >= 1, number <= (1 << 53) - 1 else {
+        guard let number = value?.intValue, versions.contains(Int(number)) else {
             throw Problem(.invalidRequest, detail: "\(name) must be an integer from 1 to 2^53 - 1.")
         }
         return UInt64(number)

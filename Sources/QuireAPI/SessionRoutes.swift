@@ -45,6 +45,14 @@ extension APIContext {
     /// caller's token does: with `401` (expired) if nothing changed before.
     func changes(_ request: Request, _ parameters: RouteParameters, _ caller: Caller) throws(Problem) -> Reply {
         let id = parameters["id"] ?? ""
+        // The request clients repeat most, a poll that names its position and nothing else: answered from the
+        // prepared "nothing new" answer when there is one, without looking for each of the other items, absent
+        // here, one by one (~400 instructions, callgrind). Anything else takes the whole way below.
+        if request.query.count == 1, let position = Self.onlyPosition(request.query),
+            let unchanged = unchangedAnswer(session: id, at: position)
+        {
+            return .prepared(unchanged)
+        }
         let since = try RequestInput.position(
             since: RequestInput.queryInteger(request, "since"), seq: RequestInput.queryInteger(request, "seq"))
         let limit = try RequestInput.integer(request, "limit", in: 1...configuration.pages.maxLimit, default: nil)
@@ -92,13 +100,28 @@ extension APIContext {
         return reply
     }
 
+    /// The position named by a query of one item, `since` or `seq` with a version as
+    /// ``RequestInput/position(since:seq:)`` reads it; `nil` for any other item or value.
+    private static func onlyPosition(_ query: RequestFields) -> SessionPosition? {
+        if let since = query.withValue(of: "since", RequestInput.decimal), let since {
+            return RequestInput.versions.contains(since) ? .version(UInt64(since)) : nil
+        }
+        if let seq = query.withValue(of: "seq", RequestInput.decimal), let seq {
+            return RequestInput.versions.contains(seq) ? .seq(UInt64(seq)) : nil
+        }
+        return nil
+    }
+
     /// The prepared "nothing new" answer for a client at `position`, when it holds the session's current window,
     /// that window is of the list's latest version, and the answer of that state was made before: what
     /// ``answer(session:since:change:defaultLimit:)`` would answer for an update (`Session.answer`'s first
     /// case), found without copying the session out of the store or computing anything. `nil` sends the request
     /// the whole way, which makes the answer (``reply(_:)``) for the next time.
     private func unchangedAnswer(session id: String, at position: SessionPosition) -> PreparedResponse? {
-        guard let key = SessionKey(validating: id), let (seq, version) = sessions.position(of: key) else {
+        // Not checked for a session id's shape (~300 instructions, callgrind): keys are compared by their bytes, so
+        // only an id the service made finds a session, and anything else goes the whole way, which refuses it.
+        let key = SessionKey(id)
+        guard let (seq, version) = sessions.position(of: key) else {
             return nil
         }
         switch position {

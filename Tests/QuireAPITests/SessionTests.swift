@@ -320,6 +320,41 @@ struct SessionAnswerTests {
         #expect(other.window == (try api.freshWindow(ofSession: other.id)))
     }
 
+    /// A poll that names its position alone is answered from the prepared answer before its other items are read
+    /// (`APIContext.changes`): a poll with any other item must still have it read, and refused or obeyed.
+    @Test("the prepared \"nothing new\" answers a poll of its position alone; any other item is read and checked")
+    func preparedAnswerOnlyForAPositionAlone() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        try api.put("l", listDocument(sections: 1, items: 10))
+        let client = try SessionClient(api, list: "l", options: ["limit": 3])
+        let base = "/v1/sessions/\(client.id)/changes?"
+        let bySince = try api.call("GET", base + "since=\(client.version)")
+        #expect(bySince.status == 200)
+        #expect(try api.call("GET", base + "since=\(client.version)").text == bySince.text)
+        let seq = try #require(try bySince.object()["seq"] as? Int)
+        #expect(try api.call("GET", base + "seq=\(seq)").text == bySince.text)
+        for refused in [
+            "since=\(client.version)&limit=0", "since=\(client.version)&extend=sideways",
+            "since=\(client.version)&seq=\(seq)", "since=\(client.version)&wait=x", "since=0", "seq=0", "seq=-1",
+            "since=\(1 << 53)", "since=x",
+        ] {
+            #expect(try api.call("GET", base + refused).problemSlug() == "invalid-request", "\(refused)")
+        }
+        #expect(try api.call("GET", base + "since=\(client.version + 1)").status == 409)
+        let extended = try api.call("GET", base + "since=\(client.version)&extend=next&limit=2").object()
+        #expect((extended["seq"] as? Int ?? 0) > seq)
+        // The session moved on (the extend): its old position is a retry, answered anew, not "nothing new".
+        let retried = try api.call("GET", base + "seq=\(seq)").object()
+        let latest = try #require(retried["seq"] as? Int)
+        #expect(latest > extended["seq"] as? Int ?? .max)
+        let started = ContinuousClock.now
+        let waited = try api.call("GET", base + "seq=\(latest)&wait=0.3")
+        #expect(waited.status == 200)
+        #expect(ContinuousClock.now - started >= .milliseconds(250), "a wait is obeyed: nothing new to tell")
+        #expect(try api.call("GET", "/v1/sessions/\(client.id)x/changes?since=1").problemSlug() == "session-not-found")
+    }
+
     @Test("an unchanged window is written exactly as an empty diff of it would be", arguments: ChangeFormat.allCases)
     func unchangedMatchesEmptyDiff(format: ChangeFormat) throws {
         let version = try ListVersion(
