@@ -41,7 +41,9 @@ enum RequestInput {
     }
 
     /// An integer query parameter within `range`, or `defaultValue` when absent.
-    static func integer(_ request: Request, _ name: String, in range: ClosedRange<Int>, default defaultValue: Int?)
+    static func integer(
+        _ request: Request, _ name: StaticString, in range: ClosedRange<Int>, default defaultValue: Int?
+    )
         throws(Problem) -> Int?
     {
         // Parsed from the item's bytes: decoding it into a string first cost ~250 instructions a page (callgrind).

@@ -49,7 +49,14 @@ public struct Request: Sendable {
     public static let knownMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
     /// The value of the first query item named `name`, or `nil`.
+    @_disfavoredOverload
     public func queryValue(_ name: String) -> String? {
+        query[name]
+    }
+
+    /// The value of the first query item named `name`, a name written in the program (a literal picks this
+    /// form: see ``RequestFields/withValue(of:_:)-(StaticString,_)``), or `nil`.
+    public func queryValue(_ name: StaticString) -> String? {
         query[name]
     }
 }

@@ -81,15 +81,48 @@ public struct RequestFields: @unchecked Sendable, Sequence {
 
     /// The value of the first field named `name`, or `nil`.
     ///
+    /// Disfavored, as ``withValue(of:_:)-(String,_)`` is: a literal name takes the ``subscript(_:)-(StaticString)``.
+    ///
     /// - Complexity: O(*n*) in the fields' bytes; decodes only the value found.
+    @_disfavoredOverload
     public subscript(name: String) -> String? {
         withValue(of: name) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The value of the first field named `name`, a name written in the program, or `nil`.
+    ///
+    /// - Complexity: O(*n*) in the fields' bytes; decodes only the value found.
+    public subscript(name: StaticString) -> String? {
+        withValue(of: name) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// ``withValue(of:_:)-(String,_)`` for a name written in the program, which a literal argument picks (the
+    /// `String` form is disfavored): the name's bytes are read where the literal lies. Through a `String`, a short
+    /// name's bytes were copied to the stack for every field of its size compared (~100 instructions a lookup,
+    /// callgrind), and a request looks up a few names that are not there (`after`, `before`, `Authorization`).
+    ///
+    /// - Complexity: O(*n*) in the fields' bytes, besides `read`.
+    public func withValue<Result>(of name: StaticString, _ read: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        name.withUTF8Buffer { wanted in
+            // Optional chaining, as in the `String` form: the buffer is borrowed, not retained.
+            let found = storage?.withUnsafeMutablePointerToElements { base -> Result? in
+                var records = Records(base, range)
+                while let (candidate, value) = records.next() {
+                    if candidate.count == wanted.count && matches(candidate, wanted) { return read(value) }
+                }
+                return nil
+            }
+            return found ?? nil
+        }
     }
 
     /// What `read` makes of the bytes of the first field named `name` (valid only inside `read`), or `nil`
     /// without one: for a value read without decoding it into a string (an integer, say).
     ///
+    /// Disfavored: a literal name takes ``withValue(of:_:)-(StaticString,_)``, which compares bytes in place.
+    ///
     /// - Complexity: O(*n*) in the fields' bytes, besides `read`.
+    @_disfavoredOverload
     public func withValue<Result>(of name: String, _ read: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
         // Through optional chaining, not `guard let`: the buffer is borrowed from `self`, not retained and released
         // around every lookup (callgrind). Sizes are compared first, and the name's bytes reached only for a

@@ -176,6 +176,18 @@ struct HTTPServerTests {
         #expect(query["limit"] == "20")
         #expect(query["Limit"] == "5")
         #expect(query["LIMIT"] == nil)
+        // The lookups above name literals, which take the `StaticString` forms; names held in strings take the
+        // others, with the same answers.
+        let headerNames: [(String, String?)] = [
+            ("HOST", "example.com"), ("host", "example.com"), ("Hos", nil), ("Accept", "a"), ("x-empty", ""),
+            ("X-Missing", nil), ("X-Bad", invalid), ("", nil),
+        ]
+        for (name, value) in headerNames { #expect(headers[name] == value, "\(name)") }
+        for (name, value) in [("limit", "20"), ("Limit", "5"), ("LIMIT", nil)] as [(String, String?)] {
+            #expect(query[name] == value, "\(name)")
+            #expect(query.withValue(of: name) { $0.count } == value?.utf8.count)
+        }
+        #expect(query.withValue(of: "limit") { $0.count } == 2)
         #expect(RequestFields(query: []).isEmpty)
         #expect(RequestFields(query: [])["limit"] == nil)
         #expect(Request(method: "GET", path: "/", query: [NamedValue(name: "a", value: "")]).queryValue("a") == "")
