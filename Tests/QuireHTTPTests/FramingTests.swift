@@ -184,6 +184,32 @@ struct FramingTests {
         }
     }
 
+    /// The check reads a value's 16-byte blocks in one loop, then what is left 8 bytes at a time as words
+    /// (`quire_framing_value_is_clean`): a forbidden byte is found wherever it falls, and nothing else is refused.
+    @Test("a field value's every byte is checked, in its 16-byte blocks, its words and its last bytes")
+    func valueBytesWherever() throws {
+        let server = try TestServer(responder: Seen().responder)
+        defer { server.stop() }
+        let forbidden: [UInt8] = [0x01, 0x08, 0x0B, 0x1F, 0x7F]
+        let allowed: [UInt8] = [0x09, 0x20, 0x7E, 0x80, 0xFF]
+        for length in [1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33, 40] {
+            for position in Set([0, length / 2, length - 1]) {
+                for byte in forbidden + allowed {
+                    var value = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    value[position] = byte
+                    let request =
+                        Array("GET /target HTTP/1.1\r\nHost: x\r\nX-A: ".utf8) + value + Array("\r\n\r\n".utf8)
+                    let connection = try server.connect(timeoutSeconds: 5)
+                    try connection.write(request)
+                    let status = try connection.readResponse().status
+                    #expect(
+                        status == (forbidden.contains(byte) ? 400 : 200),
+                        "byte \(byte) at \(position) of a \(length)-byte value")
+                }
+            }
+        }
+    }
+
     @Test(
         "the client's X-Request-Id is echoed whether the framing check read it before refusing, after, or never refused"
     )
