@@ -10,7 +10,13 @@ public struct AccessRecord: Sendable {
     /// The route template (`/v1/lists/{list}`), or `unmatched`.
     public var route: String
     public var status: Int
-    public var elapsed: Duration
+    public var elapsed: Duration {
+        get { .nanoseconds(elapsedNanoseconds) }
+        set { elapsedNanoseconds = Self.nanoseconds(newValue) }
+    }
+    /// `elapsed` as kept: reading a `Duration`'s components divides a 128-bit count of attoseconds (~190
+    /// instructions a line, callgrind).
+    var elapsedNanoseconds: Int64
     /// The body's bytes as sent.
     public var bytes: Int
     public var requestID: String
@@ -21,13 +27,31 @@ public struct AccessRecord: Sendable {
         method: String, route: String, status: Int, elapsed: Duration, bytes: Int, requestID: String,
         subject: String? = nil
     ) {
+        self.init(
+            method: method, route: route, status: status, elapsedNanoseconds: Self.nanoseconds(elapsed), bytes: bytes,
+            requestID: requestID, subject: subject)
+    }
+
+    init(
+        method: String, route: String, status: Int, elapsedNanoseconds: Int64, bytes: Int, requestID: String,
+        subject: String?
+    ) {
         self.method = method
         self.route = route
         self.status = status
-        self.elapsed = elapsed
+        self.elapsedNanoseconds = elapsedNanoseconds
         self.bytes = bytes
         self.requestID = requestID
         self.subject = subject
+    }
+
+    /// `duration` in whole nanoseconds, clamped to `Int64`.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if overflow || overflowAgain { return seconds < 0 ? .min : .max }
+        return sum
     }
 }
 
@@ -57,7 +81,8 @@ public final class LoggerAccessLog: AccessLog {
             metadata: {
                 var metadata: Logger.Metadata = [
                     "method": "\(record.method)", "route": "\(record.route)", "status": "\(record.status)",
-                    "duration_ms": "\(BufferedAccessLog.milliseconds(record.elapsed))", "bytes": "\(record.bytes)",
+                    "duration_ms": "\(BufferedAccessLog.milliseconds(record.elapsedNanoseconds))",
+                    "bytes": "\(record.bytes)",
                     "request_id": "\(record.requestID)",
                 ]
                 if let subject = record.subject { metadata["subject"] = "\(subject)" }
@@ -92,13 +117,17 @@ public final class BufferedAccessLog: AccessLog {
         var dropped = 0
         var wakeSent = false
         var closed = false
-        /// The texts of the second the last line was stamped in: reused, so a line takes no other lock.
-        var stamp: (second: Int, local: String, utc: String) = (-1, "", "")
+        /// The second the last line was stamped in, and the start of its lines (``head(of:)``): reused, so a line
+        /// takes no other lock.
+        var stamp: (second: Int, head: [UInt8]) = (-1, [])
     }
 
     private let state: Mutex<State>
     private let format: LogFormat
     private let label: String
+    /// The tail's start up to the first value, label included (`" info quire: bytes="`; in JSON, from the `Z`
+    /// after the milliseconds to `"bytes":"`): the same bytes on every line, made once.
+    private let tailStart: [UInt8]
     private let output: LogOutput
     private let clock: LogClock
     private let capacity: Int
@@ -117,6 +146,18 @@ public final class BufferedAccessLog: AccessLog {
         state = Mutex(State(bytes: bytes))
         self.format = format
         self.label = label
+        var start: [UInt8] = []
+        switch format {
+        case .text:
+            start += " info ".utf8
+            start += label.utf8
+            start += ": bytes=".utf8
+        case .json:
+            start += #"Z","level":"info","label":"#.utf8
+            LogText.appendJSONString(label, to: &start)
+            start += #","message":"request","bytes":""#.utf8
+        }
+        tailStart = start
         self.output = output
         self.clock = clock
         self.capacity = capacity
@@ -129,38 +170,38 @@ public final class BufferedAccessLog: AccessLog {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let millisecond = now.tv_nsec / 1_000_000
-        var fresh: (second: Int, local: String, utc: String)?  // the stamp of a new second, made outside the lock
-        while true {
-            let outcome = state.withLock { state -> Outcome in
-                if let fresh { state.stamp = fresh }
-                if state.closed { return .closed }
-                guard state.stamp.second == now.tv_sec else { return .newSecond }
-                guard state.bytes.count < capacity else {
-                    state.dropped += 1
+        // The line but its head (the second's stamp) is formatted before the lock is taken; under it, two copies.
+        withTail(of: record, millisecond: millisecond) { tail in
+            var fresh: (second: Int, head: [UInt8])?  // the head of a new second, made outside the lock
+            while true {
+                let outcome = state.withLock { state -> Outcome in
+                    if let fresh { state.stamp = fresh }
+                    if state.closed { return .closed }
+                    guard state.stamp.second == now.tv_sec else { return .newSecond }
+                    guard state.bytes.count < capacity else {
+                        state.dropped += 1
+                        return .written
+                    }
+                    state.bytes += state.stamp.head
+                    state.bytes.append(contentsOf: tail)
+                    if state.bytes.count >= capacity / 2 && !state.wakeSent {
+                        state.wakeSent = true
+                        return .writtenPastHalf
+                    }
                     return .written
                 }
-                append(
-                    record, second: (state.stamp.local, state.stamp.utc), millisecond: millisecond, to: &state.bytes)
-                if state.bytes.count >= capacity / 2 && !state.wakeSent {
-                    state.wakeSent = true
-                    return .writtenPastHalf
+                switch outcome {
+                case .written:
+                    return
+                case .writtenPastHalf:
+                    wake.signal()
+                    return
+                case .newSecond:
+                    fresh = (now.tv_sec, head(of: clock.second(now.tv_sec)))
+                case .closed:  // after close: written at once, never lost
+                    output.write(head(of: clock.second(now.tv_sec)) + tail)
+                    return
                 }
-                return .written
-            }
-            switch outcome {
-            case .written:
-                return
-            case .writtenPastHalf:
-                wake.signal()
-                return
-            case .newSecond:
-                let (local, utc) = clock.second(now.tv_sec)
-                fresh = (now.tv_sec, local, utc)
-            case .closed:  // after close: written at once, never lost
-                var line: [UInt8] = []
-                append(record, second: clock.second(now.tv_sec), millisecond: millisecond, to: &line)
-                output.write(line)
-                return
             }
         }
     }
@@ -209,15 +250,100 @@ public final class BufferedAccessLog: AccessLog {
     /// order: bytes, duration_ms, log, method, request_id, route, status, subject).
     func append(_ record: AccessRecord, second: (local: String, utc: String), millisecond: Int, to line: inout [UInt8])
     {
+        line += head(of: second)
+        withTail(of: record, millisecond: millisecond) { line.append(contentsOf: $0) }
+    }
+
+    /// What starts every line of a second: its local time (text), or the object's start and its UTC time to
+    /// the second (JSON; the milliseconds begin the tail).
+    private func head(of second: (local: String, utc: String)) -> [UInt8] {
+        switch format {
+        case .text: Array(second.local.utf8)
+        case .json: Array(#"{"time":""#.utf8) + Array(second.utc.utf8) + [UInt8(ascii: ".")]
+        }
+    }
+
+    /// The longest tail formatted in place (see ``withTail(of:millisecond:_:)``): on the stack.
+    private static let longestPlacedTail = 1024
+
+    /// `body` of the line's bytes after its head. Written in place, through a pointer, into a buffer on the stack
+    /// when the longest it could be fits there (every line but those of overlong or oddly escaped fields):
+    /// appended piece by piece to an array (each piece checking the array's room and its uniqueness, a literal
+    /// reached through its string) a line cost ~4,000 instructions, a third of a small request's (callgrind).
+    private func withTail<Result>(
+        of record: AccessRecord, millisecond: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        let (method, id, route) = (record.method.utf8.count, record.requestID.utf8.count, record.route.utf8.count)
+        let subject = record.subject?.utf8.count ?? 0
+        guard max(method, id, route, subject) <= Self.longestField else {
+            return appendedTail(of: record, millisecond: millisecond).withUnsafeBufferPointer(body)
+        }
+        // Bytes of the fixed text (text ~100, JSON ~150), of three numbers (20 digits at most each), and of the
+        // values, each byte escaped at worst into six.
+        let expansion = format == .json ? 6 : 1
+        let longest = 200 + 20 * 3 + expansion * (label.utf8.count + method + id + route + subject)
+        guard longest <= Self.longestPlacedTail else {
+            return appendedTail(of: record, millisecond: millisecond).withUnsafeBufferPointer(body)
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.longestPlacedTail) { buffer in
+            var line = LineWriter(buffer.baseAddress!)
+            switch format {
+            case .text:
+                tailStart.withUnsafeBufferPointer { line.append($0) }
+                line.appendDecimal(record.bytes)
+                line.append(" duration_ms=")
+                line.appendMilliseconds(record.elapsedNanoseconds)
+                line.append(" log=access method=")
+                line.appendPlain(record.method)
+                line.append(" request_id=")
+                line.appendPlain(record.requestID)
+                line.append(" route=")
+                line.appendPlain(record.route)
+                line.append(" status=")
+                line.appendDecimal(record.status)
+                if let subject = record.subject {
+                    line.append(" subject=")
+                    line.appendPlain(subject)
+                }
+                line.append(" [QuireAPI] request\n")
+            case .json:
+                line.appendThreeDigits(millisecond)
+                tailStart.withUnsafeBufferPointer { line.append($0) }
+                line.appendDecimal(record.bytes)
+                line.append(#"","duration_ms":""#)
+                line.appendMilliseconds(record.elapsedNanoseconds)
+                line.append(#"","log":"access","method":"#)
+                line.appendJSONString(record.method)
+                line.append(#","request_id":"#)
+                line.appendJSONString(record.requestID)
+                line.append(#","route":"#)
+                line.appendJSONString(record.route)
+                line.append(#","status":""#)
+                line.appendDecimal(record.status)
+                line.append(UInt8(ascii: "\""))
+                if let subject = record.subject {
+                    line.append(#","subject":"#)
+                    line.appendJSONString(subject)
+                }
+                line.append("}\n")
+            }
+            assert(line.written.count <= longest, "a line's tail outgrew its bound")
+            return body(line.written)
+        }
+    }
+
+    /// The tail of ``withTail(of:millisecond:_:)`` appended to an array, fields cut to ``longestField``: for the
+    /// lines whose longest form does not fit the stack's buffer.
+    private func appendedTail(of record: AccessRecord, millisecond: Int) -> [UInt8] {
+        var line: [UInt8] = []
         switch format {
         case .text:
-            line += second.local.utf8
             line += " info ".utf8
             line += label.utf8
             line += ": bytes=".utf8
             LogText.appendDecimal(record.bytes, to: &line)
             line += " duration_ms=".utf8
-            Self.appendMilliseconds(record.elapsed, to: &line)
+            line += Self.milliseconds(record.elapsedNanoseconds).utf8
             line += " log=access method=".utf8
             LogText.appendPlain(Self.bounded(record.method), to: &line)
             line += " request_id=".utf8
@@ -232,9 +358,6 @@ public final class BufferedAccessLog: AccessLog {
             }
             line += " [QuireAPI] request\n".utf8
         case .json:
-            line += #"{"time":""#.utf8
-            line += second.utc.utf8
-            line.append(UInt8(ascii: "."))
             line.append(UInt8(ascii: "0") + UInt8(millisecond / 100))
             line.append(UInt8(ascii: "0") + UInt8(millisecond / 10 % 10))
             line.append(UInt8(ascii: "0") + UInt8(millisecond % 10))
@@ -243,7 +366,7 @@ public final class BufferedAccessLog: AccessLog {
             line += #","message":"request","bytes":""#.utf8
             LogText.appendDecimal(record.bytes, to: &line)
             line += #"","duration_ms":""#.utf8
-            Self.appendMilliseconds(record.elapsed, to: &line)
+            line += Self.milliseconds(record.elapsedNanoseconds).utf8
             line += #"","log":"access","method":"#.utf8
             LogText.appendJSONString(Self.bounded(record.method), to: &line)
             line += #","request_id":"#.utf8
@@ -259,6 +382,7 @@ public final class BufferedAccessLog: AccessLog {
             }
             line += "}\n".utf8
         }
+        return line
     }
 
     /// `value` cut to ``longestField`` bytes, so that no line outgrows
@@ -269,20 +393,124 @@ public final class BufferedAccessLog: AccessLog {
     }
 
     /// Milliseconds with three decimals (`0.042`), the duration's text in both formats.
-    static func milliseconds(_ elapsed: Duration) -> String {
-        var text: [UInt8] = []
-        appendMilliseconds(elapsed, to: &text)
-        return String(decoding: text, as: UTF8.self)
+    static func milliseconds(_ nanoseconds: Int64) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
+            var text = LineWriter(buffer.baseAddress!)
+            text.appendMilliseconds(nanoseconds)
+            return String(decoding: text.written, as: UTF8.self)
+        }
+    }
+}
+
+/// Writes a line's bytes at a pointer, into room its caller made for them (the caller bounds what it writes).
+struct LineWriter {
+    private let start: UnsafeMutablePointer<UInt8>
+    private var end: UnsafeMutablePointer<UInt8>
+
+    init(_ start: UnsafeMutablePointer<UInt8>) {
+        (self.start, end) = (start, start)
     }
 
-    static func appendMilliseconds(_ elapsed: Duration, to line: inout [UInt8]) {
-        let (seconds, attoseconds) = elapsed.components
-        let microseconds = max(0, Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000))
-        LogText.appendDecimal(microseconds / 1000, to: &line)
-        let fraction = microseconds % 1000
-        line.append(UInt8(ascii: "."))
-        line.append(UInt8(ascii: "0") + UInt8(fraction / 100))
-        line.append(UInt8(ascii: "0") + UInt8(fraction / 10 % 10))
-        line.append(UInt8(ascii: "0") + UInt8(fraction % 10))
+    /// What was written.
+    var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: start, count: end - start) }
+
+    mutating func append(_ byte: UInt8) {
+        end.initialize(to: byte)
+        end += 1
+    }
+
+    /// A literal's bytes, read where the literal lies.
+    mutating func append(_ literal: StaticString) {
+        literal.withUTF8Buffer { append($0) }
+    }
+
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        end.initialize(from: base, count: bytes.count)
+        end += bytes.count
+    }
+
+    mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { append($0) }
+    }
+
+    /// `value` in decimal.
+    mutating func appendDecimal(_ value: Int) {
+        if value < 0 { append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        var digits = 1
+        var probe = rest / 10
+        while probe > 0 {
+            digits += 1
+            probe /= 10
+        }
+        var cursor = end + digits
+        repeat {
+            cursor -= 1
+            cursor.initialize(to: UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        end += digits
+    }
+
+    /// `value` (0 to 999) as three digits.
+    mutating func appendThreeDigits(_ value: Int) {
+        append(UInt8(ascii: "0") + UInt8(value / 100))
+        append(UInt8(ascii: "0") + UInt8(value / 10 % 10))
+        append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+
+    /// Milliseconds with three decimals (`0.042`), from nanoseconds; `0.000` for a negative duration.
+    mutating func appendMilliseconds(_ nanoseconds: Int64) {
+        let microseconds = max(0, Int(nanoseconds / 1000))
+        appendDecimal(microseconds / 1000)
+        append(UInt8(ascii: "."))
+        appendThreeDigits(microseconds % 1000)
+    }
+
+    /// `text` for the text format, as ``LogText/appendPlain(_:to:)`` writes it: control characters become `?`.
+    mutating func appendPlain(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            // Looked over first, without branching on each byte, then copied whole: nearly every value.
+            var controls: UInt8 = 0
+            for byte in bytes { controls |= (byte < 0x20 ? 1 : 0) | (byte == 0x7F ? 1 : 0) }
+            guard controls != 0 else { return append(bytes) }
+            for byte in bytes { append(byte < 0x20 || byte == 0x7F ? UInt8(ascii: "?") : byte) }
+        }
+    }
+
+    /// `text` as a JSON string, as ``LogText/appendJSONString(_:to:)`` writes it (six bytes at most a byte).
+    mutating func appendJSONString(_ text: String) {
+        var text = text
+        append(UInt8(ascii: "\""))
+        text.withUTF8 { bytes in
+            var escaped: UInt8 = 0
+            for byte in bytes {
+                escaped |=
+                    (byte < 0x20 ? 1 : 0) | (byte == UInt8(ascii: "\"") ? 1 : 0) | (byte == UInt8(ascii: "\\") ? 1 : 0)
+            }
+            guard escaped != 0 else { return append(bytes) }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\""): append(#"\""#)
+                case UInt8(ascii: "\\"): append(#"\\"#)
+                case UInt8(ascii: "\n"): append(#"\n"#)
+                case UInt8(ascii: "\r"): append(#"\r"#)
+                case UInt8(ascii: "\t"): append(#"\t"#)
+                case 0..<0x20:
+                    append(#"\u00"#)
+                    append(Self.hexDigit(byte >> 4))
+                    append(Self.hexDigit(byte & 0xF))
+                default: append(byte)
+                }
+            }
+        }
+        append(UInt8(ascii: "\""))
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }

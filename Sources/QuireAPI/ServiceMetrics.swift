@@ -201,7 +201,7 @@ final class ServiceMetrics: RequestObserver {
         route.latency.record(nanoseconds: elapsed)
         accessLog?.record(
             AccessRecord(
-                method: request.method, route: route.pattern, status: status, elapsed: .nanoseconds(elapsed),
+                method: request.method, route: route.pattern, status: status, elapsedNanoseconds: elapsed,
                 bytes: response.body.count, requestID: request.requestID, subject: subject))
     }
 

@@ -94,6 +94,57 @@ struct BufferedAccessLogTests {
         #expect(String(decoding: line, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
     }
 
+    /// Records for every branch of the line's formatting: in place on the stack, or appended (an overlong field,
+    /// cut; a value whose JSON escaping could outgrow the stack's buffer), with and without a subject.
+    static let records: [AccessRecord] = [
+        record,
+        AccessRecord(
+            method: "HEAD", route: "/healthz", status: 304, elapsed: .zero, bytes: 0, requestID: "0123456789abcde"),
+        AccessRecord(
+            method: "PUT", route: "/v1/lists/{list}", status: 599, elapsed: .seconds(3_600) + .microseconds(123),
+            bytes: Int.max, requestID: String(repeating: "r", count: 128),
+            subject: "x" + String(repeating: "\u{E9}", count: 150)),
+        AccessRecord(
+            method: String(repeating: "M", count: 300), route: "unmatched", status: 404, elapsed: .nanoseconds(999),
+            bytes: 7, requestID: "id", subject: String(repeating: "\u{01}", count: 200)),
+        AccessRecord(
+            method: "GET", route: "/v1/sessions/{id}/changes", status: 200, elapsed: .milliseconds(-5), bytes: 42,
+            requestID: "tab\there", subject: "\u{7F}del"),
+    ]
+
+    @Test(
+        "every kind of record's line equals what LineLogHandler writes for the same fields",
+        arguments: LogFormat.allCases, 0..<records.count)
+    func everyRecordAsTheHandler(format: LogFormat, index: Int) throws {
+        let record = Self.records[index]
+        let log = BufferedAccessLog(format: format, output: LogOutput(descriptor: -1))
+        defer { log.close() }
+        var line: [UInt8] = []
+        log.append(record, second: Self.second, millisecond: 42, to: &line)
+        func field(_ value: String) -> String {
+            let cut = String(decoding: value.utf8.prefix(256), as: UTF8.self)
+            guard format == .text else { return cut }
+            return String(decoding: cut.utf8.map { $0 < 0x20 || $0 == 0x7F ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
+        }
+        let (seconds, attoseconds) = record.elapsed.components
+        let microseconds = max(0, Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000))
+        let fraction = String(microseconds % 1000)
+        var metadata: Logger.Metadata = [
+            "method": "\(field(record.method))", "route": "\(field(record.route))", "status": "\(record.status)",
+            "duration_ms": "\(microseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count) + fraction)",
+            "bytes": "\(record.bytes)", "request_id": "\(field(record.requestID))",
+        ]
+        if let subject = record.subject { metadata["subject"] = "\(field(subject))" }
+        var handler = LineLogHandler(label: "quire", format: format, clock: LogClock())
+        handler[metadataKey: "log"] = "access"
+        let expected = handler.line(
+            for: LogEvent(
+                level: .info, message: "request", metadata: metadata, source: "QuireAPI", file: #fileID,
+                function: #function, line: #line),
+            at: LogClock.Stamp(local: Self.second.local, utc: Self.second.utc + ".042Z"))
+        #expect(String(decoding: line, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+    }
+
     /// A pipe: the log writes into `write`, the test reads `read`.
     static func pipe(size: Int32? = nil) -> (read: Int32, write: Int32) {
         var ends: [Int32] = [0, 0]
