@@ -93,9 +93,9 @@ public final class LoggerAccessLog: AccessLog {
     public var droppedLines: Int { 0 }
 }
 
-/// The access log of `quire serve`, as nginx's `access_log … buffer= flush=`: a request formats its line
-/// straight into a bounded buffer under a short lock (no allocation: the buffer's capacity is reserved
-/// once) and returns; a thread of its own writes the buffer in one `write(2)` when it is half full and
+/// The access log of `quire serve`, as nginx's `access_log … buffer= flush=`: a request formats its line on its
+/// stack and copies it into a bounded buffer under a short lock (no allocation: the buffer's capacity is
+/// reserved once) and returns; a thread of its own writes the buffer in one `write(2)` when it is half full and
 /// at least every `flushInterval`. When the writer cannot keep up (a blocked standard error), lines are
 /// dropped and counted (``droppedLines``, the `quire_access_log_dropped_lines_total` metric) rather than
 /// slowing requests. ``close()`` writes every buffered line: a graceful shutdown loses none.
@@ -338,9 +338,7 @@ public final class BufferedAccessLog: AccessLog {
         var line: [UInt8] = []
         switch format {
         case .text:
-            line += " info ".utf8
-            line += label.utf8
-            line += ": bytes=".utf8
+            line += tailStart
             LogText.appendDecimal(record.bytes, to: &line)
             line += " duration_ms=".utf8
             line += Self.milliseconds(record.elapsedNanoseconds).utf8
@@ -361,9 +359,7 @@ public final class BufferedAccessLog: AccessLog {
             line.append(UInt8(ascii: "0") + UInt8(millisecond / 100))
             line.append(UInt8(ascii: "0") + UInt8(millisecond / 10 % 10))
             line.append(UInt8(ascii: "0") + UInt8(millisecond % 10))
-            line += #"Z","level":"info","label":"#.utf8
-            LogText.appendJSONString(label, to: &line)
-            line += #","message":"request","bytes":""#.utf8
+            line += tailStart
             LogText.appendDecimal(record.bytes, to: &line)
             line += #"","duration_ms":""#.utf8
             line += Self.milliseconds(record.elapsedNanoseconds).utf8

@@ -79,19 +79,24 @@ struct BufferedAccessLogTests {
         defer { log.close() }
         var line: [UInt8] = []
         log.append(Self.record, second: Self.second, millisecond: 7, to: &line)
-        var handler = LineLogHandler(label: "quire", format: format, clock: LogClock())
-        handler[metadataKey: "log"] = "access"
         var metadata: Logger.Metadata = [
             "method": "GET", "route": "/v1/lists/{list}", "status": "200", "duration_ms": "1.234", "bytes": "512",
             "request_id": "abc-1",
         ]
         if format == .json { metadata["subject"] = "user \"7\"\n" } else { metadata["subject"] = "user \"7\"?" }
-        let expected = handler.line(
+        #expect(String(decoding: line, as: UTF8.self) == Self.handlerLine(format, metadata, millisecond: "007"))
+    }
+
+    /// What `LineLogHandler` writes for an access record's `metadata`, at ``second`` and `millisecond`.
+    static func handlerLine(_ format: LogFormat, _ metadata: Logger.Metadata, millisecond: String) -> String {
+        var handler = LineLogHandler(label: "quire", format: format, clock: LogClock())
+        handler[metadataKey: "log"] = "access"
+        let line = handler.line(
             for: LogEvent(
                 level: .info, message: "request", metadata: metadata, source: "QuireAPI", file: #fileID,
                 function: #function, line: #line),
-            at: LogClock.Stamp(local: Self.second.local, utc: Self.second.utc + ".007Z"))
-        #expect(String(decoding: line, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+            at: LogClock.Stamp(local: second.local, utc: second.utc + ".\(millisecond)Z"))
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// Records for every branch of the line's formatting: in place on the stack, or appended (an overlong field,
@@ -135,14 +140,7 @@ struct BufferedAccessLogTests {
             "bytes": "\(record.bytes)", "request_id": "\(field(record.requestID))",
         ]
         if let subject = record.subject { metadata["subject"] = "\(field(subject))" }
-        var handler = LineLogHandler(label: "quire", format: format, clock: LogClock())
-        handler[metadataKey: "log"] = "access"
-        let expected = handler.line(
-            for: LogEvent(
-                level: .info, message: "request", metadata: metadata, source: "QuireAPI", file: #fileID,
-                function: #function, line: #line),
-            at: LogClock.Stamp(local: Self.second.local, utc: Self.second.utc + ".042Z"))
-        #expect(String(decoding: line, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        #expect(String(decoding: line, as: UTF8.self) == Self.handlerLine(format, metadata, millisecond: "042"))
     }
 
     /// A pipe: the log writes into `write`, the test reads `read`.
