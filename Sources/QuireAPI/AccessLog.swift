@@ -263,29 +263,24 @@ public final class BufferedAccessLog: AccessLog {
         }
     }
 
-    /// The longest tail formatted in place (see ``withTail(of:millisecond:_:)``): on the stack.
-    private static let longestPlacedTail = 1024
-
-    /// `body` of the line's bytes after its head. Written in place, through a pointer, into a buffer on the stack
-    /// when the longest it could be fits there (every line but those of overlong or oddly escaped fields):
-    /// appended piece by piece to an array (each piece checking the array's room and its uniqueness, a literal
-    /// reached through its string) a line cost ~4,000 instructions, a third of a small request's (callgrind).
+    /// `body` of the line's bytes after its head, written in place through a pointer into a buffer of the longest
+    /// the tail could be: on the stack for every line but those of long, heavily escaped fields (the standard
+    /// library's choice by size). Appended piece by piece to an array (each piece checking the array's room and its
+    /// uniqueness, a literal reached through its string) a line cost ~4,000 instructions, a third of a small
+    /// request's (callgrind).
     private func withTail<Result>(
         of record: AccessRecord, millisecond: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
     ) -> Result {
-        let (method, id, route) = (record.method.utf8.count, record.requestID.utf8.count, record.route.utf8.count)
-        let subject = record.subject?.utf8.count ?? 0
-        guard max(method, id, route, subject) <= Self.longestField else {
-            return appendedTail(of: record, millisecond: millisecond).withUnsafeBufferPointer(body)
-        }
+        let (method, id, route) = (
+            Self.bounded(record.method), Self.bounded(record.requestID), Self.bounded(record.route)
+        )
+        let subject = record.subject.map(Self.bounded)
         // Bytes of the fixed text (text ~100, JSON ~150), of three numbers (20 digits at most each), and of the
         // values, each byte escaped at worst into six.
         let expansion = format == .json ? 6 : 1
-        let longest = 200 + 20 * 3 + expansion * (label.utf8.count + method + id + route + subject)
-        guard longest <= Self.longestPlacedTail else {
-            return appendedTail(of: record, millisecond: millisecond).withUnsafeBufferPointer(body)
-        }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.longestPlacedTail) { buffer in
+        let values = method.utf8.count + id.utf8.count + route.utf8.count + (subject?.utf8.count ?? 0)
+        let longest = 200 + 20 * 3 + expansion * (label.utf8.count + values)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: longest) { buffer in
             var line = LineWriter(buffer.baseAddress!)
             switch format {
             case .text:
@@ -294,14 +289,14 @@ public final class BufferedAccessLog: AccessLog {
                 line.append(" duration_ms=")
                 line.appendMilliseconds(record.elapsedNanoseconds)
                 line.append(" log=access method=")
-                line.appendPlain(record.method)
+                line.appendPlain(method)
                 line.append(" request_id=")
-                line.appendPlain(record.requestID)
+                line.appendPlain(id)
                 line.append(" route=")
-                line.appendPlain(record.route)
+                line.appendPlain(route)
                 line.append(" status=")
                 line.appendDecimal(record.status)
-                if let subject = record.subject {
+                if let subject {
                     line.append(" subject=")
                     line.appendPlain(subject)
                 }
@@ -313,15 +308,15 @@ public final class BufferedAccessLog: AccessLog {
                 line.append(#"","duration_ms":""#)
                 line.appendMilliseconds(record.elapsedNanoseconds)
                 line.append(#"","log":"access","method":"#)
-                line.appendJSONString(record.method)
+                line.appendJSONString(method)
                 line.append(#","request_id":"#)
-                line.appendJSONString(record.requestID)
+                line.appendJSONString(id)
                 line.append(#","route":"#)
-                line.appendJSONString(record.route)
+                line.appendJSONString(route)
                 line.append(#","status":""#)
                 line.appendDecimal(record.status)
                 line.append(UInt8(ascii: "\""))
-                if let subject = record.subject {
+                if let subject {
                     line.append(#","subject":"#)
                     line.appendJSONString(subject)
                 }
@@ -330,55 +325,6 @@ public final class BufferedAccessLog: AccessLog {
             assert(line.written.count <= longest, "a line's tail outgrew its bound")
             return body(line.written)
         }
-    }
-
-    /// The tail of ``withTail(of:millisecond:_:)`` appended to an array, fields cut to ``longestField``: for the
-    /// lines whose longest form does not fit the stack's buffer.
-    private func appendedTail(of record: AccessRecord, millisecond: Int) -> [UInt8] {
-        var line: [UInt8] = []
-        switch format {
-        case .text:
-            line += tailStart
-            LogText.appendDecimal(record.bytes, to: &line)
-            line += " duration_ms=".utf8
-            line += Self.milliseconds(record.elapsedNanoseconds).utf8
-            line += " log=access method=".utf8
-            LogText.appendPlain(Self.bounded(record.method), to: &line)
-            line += " request_id=".utf8
-            LogText.appendPlain(Self.bounded(record.requestID), to: &line)
-            line += " route=".utf8
-            LogText.appendPlain(Self.bounded(record.route), to: &line)
-            line += " status=".utf8
-            LogText.appendDecimal(record.status, to: &line)
-            if let subject = record.subject {
-                line += " subject=".utf8
-                LogText.appendPlain(Self.bounded(subject), to: &line)
-            }
-            line += " [QuireAPI] request\n".utf8
-        case .json:
-            line.append(UInt8(ascii: "0") + UInt8(millisecond / 100))
-            line.append(UInt8(ascii: "0") + UInt8(millisecond / 10 % 10))
-            line.append(UInt8(ascii: "0") + UInt8(millisecond % 10))
-            line += tailStart
-            LogText.appendDecimal(record.bytes, to: &line)
-            line += #"","duration_ms":""#.utf8
-            line += Self.milliseconds(record.elapsedNanoseconds).utf8
-            line += #"","log":"access","method":"#.utf8
-            LogText.appendJSONString(Self.bounded(record.method), to: &line)
-            line += #","request_id":"#.utf8
-            LogText.appendJSONString(Self.bounded(record.requestID), to: &line)
-            line += #","route":"#.utf8
-            LogText.appendJSONString(Self.bounded(record.route), to: &line)
-            line += #","status":""#.utf8
-            LogText.appendDecimal(record.status, to: &line)
-            line.append(UInt8(ascii: "\""))
-            if let subject = record.subject {
-                line += #","subject":"#.utf8
-                LogText.appendJSONString(Self.bounded(subject), to: &line)
-            }
-            line += "}\n".utf8
-        }
-        return line
     }
 
     /// `value` cut to ``longestField`` bytes, so that no line outgrows
@@ -465,7 +411,8 @@ struct LineWriter {
         appendThreeDigits(microseconds % 1000)
     }
 
-    /// `text` for the text format, as ``LogText/appendPlain(_:to:)`` writes it: control characters become `?`.
+    /// `text` for the text format: control characters become `?`, so that a value (a token's subject) can never
+    /// start a forged line.
     mutating func appendPlain(_ text: String) {
         var text = text
         text.withUTF8 { bytes in
@@ -477,7 +424,7 @@ struct LineWriter {
         }
     }
 
-    /// `text` as a JSON string, as ``LogText/appendJSONString(_:to:)`` writes it (six bytes at most a byte).
+    /// `text` as a JSON string: quotes, backslashes and control characters escaped (six bytes at most a byte).
     mutating func appendJSONString(_ text: String) {
         var text = text
         append(UInt8(ascii: "\""))

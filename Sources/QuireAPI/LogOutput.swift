@@ -107,58 +107,13 @@ public final class LogClock: Sendable {
 
 /// Writing values into log lines.
 public enum LogText {
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped.
+    /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped (as the access log's
+    /// ``LineWriter`` writes it).
     public static func appendJSONString(_ text: String, to line: inout [UInt8]) {
-        line.append(UInt8(ascii: "\""))
-        defer { line.append(UInt8(ascii: "\"")) }
-        let needsEscaping = text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        guard needsEscaping else {
-            line += text.utf8
-            return
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 6 * text.utf8.count + 2) { buffer in
+            var writer = LineWriter(buffer.baseAddress!)
+            writer.appendJSONString(text)
+            line.append(contentsOf: writer.written)
         }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): line += #"\""#.utf8
-            case UInt8(ascii: "\\"): line += #"\\"#.utf8
-            case UInt8(ascii: "\n"): line += #"\n"#.utf8
-            case UInt8(ascii: "\r"): line += #"\r"#.utf8
-            case UInt8(ascii: "\t"): line += #"\t"#.utf8
-            case 0..<0x20:
-                line += #"\u00"#.utf8
-                line.append(hexDigits[Int(byte >> 4)])
-                line.append(hexDigits[Int(byte & 0xF)])
-            default: line.append(byte)
-            }
-        }
-    }
-
-    /// Appends `text` for the text format: control characters become `?`, so that a value (a token's
-    /// subject) can never start a forged line.
-    public static func appendPlain(_ text: String, to line: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { bytes in
-            // Copied whole when nothing needs replacing (every access-log line, nearly always): a byte-by-byte
-            // append was the largest part of formatting a line.
-            if !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-                line.append(contentsOf: bytes)
-                return
-            }
-            for byte in bytes {
-                line.append(byte < 0x20 || byte == 0x7F ? UInt8(ascii: "?") : byte)
-            }
-        }
-    }
-
-    /// Appends `value` in decimal, without making a `String`.
-    public static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
-        if value < 0 {
-            line.append(UInt8(ascii: "-"))
-            appendDecimal(-value, to: &line)
-            return
-        }
-        if value >= 10 { appendDecimal(value / 10, to: &line) }
-        line.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 }
