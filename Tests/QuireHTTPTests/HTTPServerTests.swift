@@ -116,6 +116,45 @@ struct HTTPServerTests {
         #expect(!connection.isClosedByPeer)
     }
 
+    /// A connection's requests write their fields into one buffer, kept from request to request, when no earlier
+    /// request still holds it: a request a handler keeps must keep its own fields, and a reused buffer must hold
+    /// only the new request's.
+    @Test("a request's fields stay its own when its connection's next request reuses their buffer")
+    func fieldsOfKeptRequests() throws {
+        let kept = Mutex<[Request]>([])
+        let server = try TestServer(
+            responder: ClosureResponder { request in
+                if request.queryValue("keep") != nil { kept.withLock { $0.append(request) } }
+                let seen = "\(request.headers["X-N"] ?? "-") \(request.queryValue("n") ?? "-") \(request.headers.count)"
+                return .response(Response(status: 200, body: Array(seen.utf8)))
+            })
+        defer { server.stop() }
+        let connection = try server.connect()
+        // Sizes that fit the kept buffer, outgrow it, then fall past what a connection keeps (4 KB), and back.
+        let sizes = [1, 30, 2, 200, 0, 3_000, 5, 6_000, 7, 8, 20, 4, 10, 9]
+        for (index, size) in sizes.enumerated() {
+            let value = String(repeating: Character(UnicodeScalar(UInt8(97 + index % 26))), count: size)
+            var headers = [("X-N", value)]
+            if index % 3 == 0 { headers.append(("X-Extra", "extra")) }
+            let keep = index % 2 == 1 ? "&keep" : ""
+            let response = try connection.request("GET", "/f?n=\(index)\(keep)", headers: headers)
+            #expect(response.status == 200)
+            let fields = response.text.split(separator: " ", omittingEmptySubsequences: false)
+            #expect(fields.count == 3)
+            #expect(fields.first.map(String.init) == (size == 0 ? "" : value), "request \(index)")
+            #expect(fields.dropFirst().first == "\(index)"[...], "request \(index)")
+        }
+        #expect(!connection.isClosedByPeer)
+        let requests = kept.withLock { $0 }
+        #expect(requests.count == sizes.count / 2)
+        for request in requests {
+            let index = try #require(request.queryValue("n").flatMap { Int($0) })
+            let value = String(repeating: Character(UnicodeScalar(UInt8(97 + index % 26))), count: sizes[index])
+            #expect(request.headers["X-N"] == value, "kept request \(index)")
+            #expect(request.headers["X-Extra"] == (index % 3 == 0 ? "extra" : nil), "kept request \(index)")
+        }
+    }
+
     @Test("a generated request id is the 15 hex digits of its prefix and counter, zero-padded")
     func generatedRequestIDs() {
         var generator = SystemRandomNumberGenerator()
