@@ -12,7 +12,7 @@ public struct AccessRecord: Sendable {
     public var status: Int
     public var elapsed: Duration {
         get { .nanoseconds(elapsedNanoseconds) }
-        set { elapsedNanoseconds = Self.nanoseconds(newValue) }
+        set { elapsedNanoseconds = newValue.nanoseconds }
     }
     /// `elapsed` as kept: reading a `Duration`'s components divides a 128-bit count of attoseconds (~190
     /// instructions a line, callgrind).
@@ -28,7 +28,7 @@ public struct AccessRecord: Sendable {
         subject: String? = nil
     ) {
         self.init(
-            method: method, route: route, status: status, elapsedNanoseconds: Self.nanoseconds(elapsed), bytes: bytes,
+            method: method, route: route, status: status, elapsedNanoseconds: elapsed.nanoseconds, bytes: bytes,
             requestID: requestID, subject: subject)
     }
 
@@ -43,15 +43,6 @@ public struct AccessRecord: Sendable {
         self.bytes = bytes
         self.requestID = requestID
         self.subject = subject
-    }
-
-    /// `duration` in whole nanoseconds, clamped to `Int64`.
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let (sum, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        if overflow || overflowAgain { return seconds < 0 ? .min : .max }
-        return sum
     }
 }
 
@@ -370,11 +361,6 @@ struct LineWriter {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         end.initialize(from: base, count: bytes.count)
         end += bytes.count
-    }
-
-    mutating func append(_ text: String) {
-        var text = text
-        text.withUTF8 { append($0) }
     }
 
     /// `value` in decimal.

@@ -310,14 +310,17 @@ struct TimedListStore: ListStoreDecorator {
 }
 
 extension Duration {
-    /// The duration in whole nanoseconds. Below 9.2 s its attoseconds fit 64 bits and one 64-bit division
-    /// answers; `components` divides an `Int128` (about 190 instructions), and converting the `Int128` to a
-    /// `Double` took a generic path of thousands.
+    /// The duration in whole nanoseconds, clamped to `Int64` (past ±292 years). Below 9.2 s its attoseconds
+    /// fit 64 bits and one 64-bit division answers; `components` divides an `Int128` (about 190 instructions),
+    /// and converting the `Int128` to a `Double` took a generic path of thousands.
     var nanoseconds: Int64 {
         let attoseconds = self.attoseconds
         let high = attoseconds >> 63
         if high == 0 || high == -1 { return Int64(truncatingIfNeeded: attoseconds) / 1_000_000_000 }
         let (seconds, fraction) = components
-        return seconds * 1_000_000_000 + fraction / 1_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowAgain) = whole.addingReportingOverflow(fraction / 1_000_000_000)
+        if overflow || overflowAgain { return seconds < 0 ? .min : .max }
+        return sum
     }
 }

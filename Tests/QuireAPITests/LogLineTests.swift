@@ -99,8 +99,8 @@ struct BufferedAccessLogTests {
         return String(decoding: line, as: UTF8.self)
     }
 
-    /// Records for every branch of the line's formatting: in place on the stack, or appended (an overlong field,
-    /// cut; a value whose JSON escaping could outgrow the stack's buffer), with and without a subject.
+    /// Records for every branch of the line's formatting: short values, an overlong field (cut), values whose
+    /// escaping fills the line's bound (JSON: six bytes a control character), with and without a subject.
     static let records: [AccessRecord] = [
         record,
         AccessRecord(
