@@ -96,7 +96,7 @@ let package = Package(
             ],
             // The files served as they are, compiled into the binary (no file beside it to ship): the OpenAPI
             // document (a symlink to the repository's openapi.yaml, which other tools read), the web client and
-            // the demo page. See StaticFiles.swift.
+            // the demo page. See Static/StaticFiles.swift.
             resources: [
                 .embedInCode("Static/openapi.yaml"),
                 .embedInCode("Static/quire.js"),
