@@ -8,7 +8,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release run cluster cluster-down test spec-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-bench build build-release run cluster cluster-down test spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
@@ -42,9 +42,9 @@ cluster-down:
 	scripts/cluster down
 
 ## Every test: unit, property and loopback-HTTP tests, then in two lanes at once (scripts/test-all) schemathesis, the
-## wire checks, the generated Swift and Python clients against a live server, the demo page in a headless browser, TLS
-## and the cluster, beside the fuzz targets (seed corpora replayed under ASan, then 5 s each). The Dockerfile check
-## (`make check-dockerfile`, a build from scratch) runs in CI after it (.ci/run).
+## README's curl tour, the wire checks, the generated Swift and Python clients against a live server, the demo page
+## in a headless browser, TLS and the cluster, beside the fuzz targets (seed corpora replayed under ASan, then 5 s
+## each). The Dockerfile check (`make check-dockerfile`, a build from scratch) runs in CI after it (.ci/run).
 test: deps
 	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test-all
 
@@ -52,6 +52,12 @@ test: deps
 spec-test: deps
 	$(SWIFT) build --product quire
 	scripts/spec-test
+
+## The README's curl tour, run as written against a live server: every command succeeds and prints what the README
+## shows under it.
+readme-test: deps
+	$(SWIFT) build --product quire
+	scripts/readme-test
 
 ## Compression, cache policy and metrics as REDbot and promtool see them, against a live server.
 wire-test: deps
@@ -83,7 +89,7 @@ tls-test: deps
 
 ## The cluster of issue 14 with the real PostgreSQL, nginx and quire (debug) on loopback (scripts/cluster-test): a
 ## write on one instance wakes a long poll and a stream on another; 2,000 concurrent writes on two instances are all
-## there, gapless; a SIGKILLed instance under load costs its clients one resync and no acknowledged write; a 5 s
+## there, gapless; a SIGKILLed instance under load costs its clients one resync and no acknowledged write; a 9 s
 ## PostgreSQL outage refuses writes with 503, reads go on, everything catches up; a short benchmark.
 cluster-test: deps
 	$(SWIFT) build --product quire
