@@ -164,8 +164,9 @@ let package = Package(
             // mimalloc (Debian's libmimalloc2.0) is the process's allocator: linked, it takes malloc and free for
             // Swift and libmicrohttpd alike. A session answer costs ~30 allocations (libmicrohttpd alone: a calloc
             // and two mallocs per response field, which glibc's calloc serves without its thread cache): the
-            // sessions scenario went from 33,800 to 30,900 instructions a request (callgrind, README "What a
-            // request costs"). scripts/wire-test checks that the binary and libmicrohttpd resolve malloc there.
+            // sessions scenario went from 33,800 to 30,900 instructions a request (callgrind, docs/performance.md,
+            // "What keeps a request cheap"). scripts/wire-test checks that the binary and libmicrohttpd resolve
+            // malloc there.
             linkerSettings: [.linkedLibrary("mimalloc", .when(platforms: [.linux]))]
         ),
         // The parsers that face the network as libFuzzer targets: scripts/fuzz builds them with AddressSanitizer

@@ -62,7 +62,7 @@ def view(kind, data):
 
 
 def readme(base):
-    """The README's example ("Generate a client"): a page of the demo list."""
+    """The example of docs/app-developers.md ("Generated clients"): a page of the demo list."""
     client = AuthenticatedClient(base_url=base, token="read-token")
     page = get_list_page.sync(list_="demo", client=client, limit=20)
     assert isinstance(page, Page), page  # a Problem otherwise

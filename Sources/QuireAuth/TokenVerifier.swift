@@ -95,7 +95,7 @@ public final class TokenVerifier: Sendable {
     /// The token's subject and scopes, from the cache or verified now.
     ///
     /// - Complexity: O(*n*) in the token's length for a cached token (comparing it); a signature check
-    ///   otherwise (measured in the README).
+    ///   otherwise (measured in docs/performance.md).
     public func verify(_ token: String, now: Double = TokenVerifier.now()) throws(TokenRejection) -> VerifiedToken {
         try verify(token[...], now: now)
     }

@@ -110,7 +110,7 @@ struct FramingTests {
     ]
 
     /// Refused by libmicrohttpd itself before QuireHTTP sees the request (its own HTML body, the
-    /// connection closed): documented in the README.
+    /// connection closed): documented in docs/operations.md.
     static let refusedByLibrary: [Case] = [
         Case(name: "negative Content-Length", bytes: post + "Content-Length: -1\r\n\r\n", status: 400, refusal: nil),
         Case(name: "Content-Length list", bytes: post + "Content-Length: 2, 2\r\n\r\n{}", status: 400, refusal: nil),

@@ -174,7 +174,7 @@ struct GeneratedClientLoop {
         )
     }
 
-    /// The README's example ("Generate a client"): a page of the demo list, without a token.
+    /// The example of docs/app-developers.md ("Generated clients"): a page of the demo list, without a token.
     static func readme(_ base: URL) async throws {
         let client = Client(serverURL: base, transport: URLSessionTransport())
         let page = try await client.getListPage(path: .init(list: "demo"), query: .init(limit: 20)).ok.body.json
