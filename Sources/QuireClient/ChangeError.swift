@@ -3,7 +3,9 @@
 ///
 /// ``QuireSession`` does that itself: an answer it cannot apply costs one reset (a fresh first page, counted
 /// in ``QuireSession/Statistics-swift.struct/resets``), never a wrong window. An app sees this error only from
-/// its own calls on a ``ClientWindow`` (applying changes it decoded itself, or ``ClientWindow/item(at:as:)``).
+/// its own calls on the window model: applying changes it decoded itself, ``ClientWindow/item(at:as:)``, or
+/// decoding JSON with ``ClientWindow/init(pageSections:)``, ``BatchChanges/init(data:)`` or
+/// ``ClientJSON/init(parsing:)``.
 public struct ChangeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Which rule or check failed, in a sentence.
     public let message: String

@@ -123,7 +123,8 @@ public final class QuireClient: Sendable {
 
     /// A live session on `list`; nothing is sent until ``QuireSession/open()``.
     ///
-    /// Start reading ``QuireSession/updates`` before calling `open()`: the first page is its first update.
+    /// The first page is the first update of ``QuireSession/updates``, which keeps every update until it is
+    /// read: the loop that applies them may start before `open()` or after it.
     ///
     /// - Parameters:
     ///   - list: the list's name (1 to 128 of `A-Z a-z 0-9 . _ -`).

@@ -61,7 +61,8 @@ public struct QuireClientError: Error, Sendable, CustomStringConvertible {
 ///
 /// Made by ``QuireClient/session(list:options:)``. The app's calls (``loadNext(limit:)``, ``expand(id:)``,
 /// ``refresh(limit:)``, …) are sent one at a time in the order made, each naming the window the client
-/// holds; their answers arrive on ``updates`` like the pushed ones, before the call returns.
+/// holds; their answers arrive on ``updates`` like the pushed ones, as a rule before the call returns (an
+/// answer that follows one still on its way, such as a pushed event, waits for it).
 /// See <doc:ShowAQuireListInACollectionView> and <doc:RecoveryAndTokens>.
 public actor QuireSession {
     nonisolated let client: QuireClient
@@ -228,8 +229,8 @@ public actor QuireSession {
         visibleItem = id
     }
 
-    /// Extends the window with the next page (infinite scrolling). Its items arrive on ``updates`` as inserts
-    /// before the call returns.
+    /// Extends the window with the next page (infinite scrolling). Its items arrive on ``updates`` as inserts,
+    /// as a rule before the call returns.
     ///
     /// - Parameter limit: items to add; `nil`: the session's ``Options-swift.struct/limit``.
     /// - Throws: ``QuireClientError`` for what the SDK does not recover from itself (see the type),
