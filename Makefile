@@ -8,7 +8,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release run cluster cluster-down test spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-bench build build-release build-run run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
@@ -47,6 +47,13 @@ cluster-down:
 ## each). The Dockerfile check (`make check-dockerfile`, a build from scratch) runs in CI after it (.ci/run).
 test: deps
 	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test-all
+
+## The documentation, into .build/docs (scripts/docs): the Swift SDK's DocC archive (QuireClient.doccarchive, its
+## symbols and the articles of Sources/QuireClient/QuireClient.docc) and the HTTP API reference rendered from
+## openapi.yaml by MkDocs and neoteroi-mkdocs (api/index.html, static HTML). Fails on any warning of either tool and
+## on a public symbol of QuireClient without a documentation comment; `make test` runs it too.
+docs: deps
+	SWIFT=$(SWIFT) scripts/docs
 
 ## schemathesis against a live server with openapi.yaml: no 5xx, no response that breaks the spec.
 spec-test: deps

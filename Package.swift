@@ -42,6 +42,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The shared store of a cluster (storage.kind: postgres).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // `make docs`: the `generate-documentation` command (DocC) for QuireClient. A command plugin: nothing of it
+        // is linked into any target.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // C at the bottom: libmicrohttpd through pkg-config, plus the shim for its variadic functions.

@@ -21,7 +21,8 @@ elif [ "${1:-}" = "cluster" ]; then
   packages=(postgresql nginx curl python3)
 fi
 
-# scripts/spec-test makes a virtual environment for schemathesis: Debian's python3 needs python3-venv.
+# scripts/spec-test, scripts/browser-test and scripts/docs make virtual environments (schemathesis, Selenium, MkDocs):
+# Debian's python3 needs python3-venv.
 if [ "${1:-}" != "cluster" ] && { ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; }; then
   packages+=(python3-venv)
 fi

@@ -8,7 +8,8 @@ import OpenAPIURLSession
 #endif
 
 /// A Quire server, as an app talks to it: `QuireClient(baseURL:token:)`, then ``session(list:options:)``
-/// for each live list screen.
+/// for each live list screen. One client serves every screen of the app: it holds the token and the
+/// transport's connections, and it is `Sendable`.
 ///
 /// ```swift
 /// let client = QuireClient(baseURL: URL(string: "https://lists.example.com")!, token: { try await auth.token() })
@@ -27,7 +28,13 @@ import OpenAPIURLSession
 /// (swift-corelibs-foundation) it buffers the whole body, and a stream never ends, so there the default
 /// client follows writes with long polls instead. `AsyncHTTPClientTransport`
 /// (swift-openapi-async-http-client) streams on Linux too.
+///
+/// **Tokens.** Every request carries `Authorization: Bearer <token>` when the client has a token. On a `401`
+/// (an expired or refused JSON Web Token) the client asks its refresh closure for a new token and sends the
+/// request once more; a second `401`, or a `403` (the token does not cover the list), reaches the caller as a
+/// ``QuireClientError``. See <doc:RecoveryAndTokens>.
 public final class QuireClient: Sendable {
+    /// The server's URL, under which the client sends `/v1/...` (the `servers` URL of `openapi.yaml`).
     public let baseURL: URL
     /// The transport hands response bodies over as they arrive: sessions with the `.automatic` transport
     /// follow writes on the event stream, else with long polls.
@@ -41,6 +48,7 @@ public final class QuireClient: Sendable {
     /// A client on `URLSessionTransport` (an ephemeral `URLSession`).
     ///
     /// - Parameters:
+    ///   - baseURL: the server, e.g. `https://lists.example.com`.
     ///   - token: the bearer token, or `nil` for a server without tokens.
     ///   - refresh: gives a new token when the server answers `401` (an expired JSON Web Token); the request
     ///     is then sent once more with it.
@@ -55,6 +63,13 @@ public final class QuireClient: Sendable {
 
     /// A client on `URLSessionTransport` whose token is given by a closure: called before the first request,
     /// and again whenever the server answers `401` (the request is then sent once more with the new token).
+    ///
+    /// Each refused request calls the closure at most once, and not at all when another request has replaced
+    /// the refused token meanwhile. An error the closure throws fails that request.
+    ///
+    /// - Parameters:
+    ///   - baseURL: the server, e.g. `https://lists.example.com`.
+    ///   - token: gives the bearer token (the app's sign-in, a keychain); called again after a `401`.
     public convenience init(baseURL: URL, token: @escaping @Sendable () async throws -> String) {
         let (transport, streams) = Self.urlSessionTransport()
         self.init(
@@ -65,10 +80,12 @@ public final class QuireClient: Sendable {
     /// A client on any transport of swift-openapi-runtime.
     ///
     /// - Parameters:
+    ///   - baseURL: the server, e.g. `https://lists.example.com`.
     ///   - transport: carries the generated client's requests (e.g. `AsyncHTTPClientTransport`).
     ///   - streamsResponses: whether `transport` hands a response body over as it arrives; only then do
     ///     sessions use the event stream (a buffering transport would wait for a stream's end forever).
-    ///   - token: the bearer token, or `nil`; `refresh`: a new one after a `401`.
+    ///   - token: the bearer token, or `nil` for a server without tokens.
+    ///   - refresh: gives a new token when the server answers `401`; the request is then sent once more.
     public convenience init(
         baseURL: URL, transport: any ClientTransport, streamsResponses: Bool, token: String? = nil,
         refresh: (@Sendable () async throws -> String)? = nil
@@ -105,6 +122,13 @@ public final class QuireClient: Sendable {
     }
 
     /// A live session on `list`; nothing is sent until ``QuireSession/open()``.
+    ///
+    /// The first page is the first update of ``QuireSession/updates``, which keeps every update until it is
+    /// read: the loop that applies them may start before `open()` or after it.
+    ///
+    /// - Parameters:
+    ///   - list: the list's name (1 to 128 of `A-Z a-z 0-9 . _ -`).
+    ///   - options: the page size, change format, transport and the rest; the server's defaults otherwise.
     public func session(list: String, options: QuireSession.Options = QuireSession.Options()) -> QuireSession {
         QuireSession(client: self, list: list, options: options)
     }

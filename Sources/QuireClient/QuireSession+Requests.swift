@@ -6,6 +6,9 @@ import OpenAPIRuntime
 /// session and `503` by a pause.
 extension QuireSession {
     /// Stops following, deletes the session, ends ``updates``.
+    ///
+    /// Call it when the screen goes away: the server would otherwise keep the session until it expires. A
+    /// closed session cannot be opened again; make a new one with ``QuireClient/session(list:options:)``.
     public func close() async {
         isClosed = true
         // The DELETE ends the session's long poll (`404`) and its stream (`event: gone`) on the server.

@@ -2,7 +2,11 @@ import Foundation
 import OpenAPIRuntime
 
 /// One update of a session's window: what to apply to the screen, and the window afterwards.
+///
+/// ``QuireSession/updates`` publishes one per answer, in `seq` order. Apply each to the view (with
+/// ``BatchUpdater`` or the UIKit adapter) and make ``window`` the data source's window.
 public struct SessionUpdate: Sendable {
+    /// What changed since the update before, in the form the view applies.
     public enum Change: Sendable {
         /// One batch for `performBatchUpdates`, then `reconfigureItems` (the `batch` format).
         case changes(BatchChanges)
@@ -13,14 +17,18 @@ public struct SessionUpdate: Sendable {
         case reset(ClientWindow)
     }
 
+    /// What to apply to the view.
     public let change: Change
     /// The window after the change.
     public let window: ClientWindow
-    /// The answer's `seq`.
+    /// The answer's `seq` (API.md §4a): the session's answer counter, 1 for the first page.
     public let seq: Int
+    /// Items exist before the window: ``QuireSession/loadPrevious(limit:)`` would bring some.
     public let hasPrev: Bool
+    /// Items exist after the window: ``QuireSession/loadNext(limit:)`` would bring some (infinite scrolling).
     public let hasNext: Bool
 
+    /// An update as a session publishes it (tests and previews make their own).
     public init(change: Change, window: ClientWindow, seq: Int, hasPrev: Bool, hasNext: Bool) {
         self.change = change
         self.window = window
@@ -31,10 +39,17 @@ public struct SessionUpdate: Sendable {
 }
 
 /// Why a session call failed (after the SDK's own recoveries).
+///
+/// The SDK answers `409`, `404 session-not-found`, `503` and a lost connection itself; what is left reaches the
+/// app's call: a `401` after the refreshed token was refused too, a `403` (the token does not cover the list),
+/// a `404 list-not-found`, a `400`, or a `409` that a reset did not cure. See <doc:RecoveryAndTokens>.
 public struct QuireClientError: Error, Sendable, CustomStringConvertible {
+    /// The HTTP status, or `0` when no request was answered (the session is not open, or the `.events`
+    /// transport was asked of a client that cannot stream).
     public let status: Int
     /// The problem document's type name (`invalid-request`), if any.
     public let problem: String?
+    /// `HTTP <status>: <the problem's detail>`, or what went wrong before a request.
     public let description: String
 }
 
@@ -43,23 +58,39 @@ public struct QuireClientError: Error, Sendable, CustomStringConvertible {
 /// `seq` order, each to the window of its `fromSeq`; `409` resets, `404` opens a new session around the
 /// first item the app shows, `503` waits `Retry-After`, and a lost connection is retried with exponential
 /// backoff and jitter. Cancel by ``close()``.
+///
+/// Made by ``QuireClient/session(list:options:)``. The app's calls (``loadNext(limit:)``, ``expand(id:)``,
+/// ``refresh(limit:)``, …) are sent one at a time in the order made, each naming the window the client
+/// holds; their answers arrive on ``updates`` like the pushed ones, as a rule before the call returns (an
+/// answer that follows one still on its way, such as a pushed event, waits for it).
+/// See <doc:ShowAQuireListInACollectionView> and <doc:RecoveryAndTokens>.
 public actor QuireSession {
     nonisolated let client: QuireClient
+    /// The list's name.
     public nonisolated let list: String
+    /// How the session was asked for.
     public nonisolated let options: Options
     /// Every change of the window, in order, starting with the first page (a `.reset`).
+    ///
+    /// One consumer reads it (the view's); it buffers what is not read yet, and it ends after ``close()``.
     public nonisolated let updates: AsyncStream<SessionUpdate>
     let continuation: AsyncStream<SessionUpdate>.Continuation
 
     /// The window as the app shows it after the last update.
     public internal(set) var window = ClientWindow()
+    /// The `seq` of the last update (API.md §4a); 0 before the first page.
     public internal(set) var seq = 0
+    /// The server's id of the session; `nil` before ``open()`` and while a lost session is being replaced
+    /// (it changes then).
     public internal(set) var sessionID: String?
+    /// Items exist before the window (as of the last update).
     public internal(set) var hasPrev = false
+    /// Items exist after the window (as of the last update).
     public internal(set) var hasNext = false
     /// What the session did, for the app's diagnostics and the tests.
     public internal(set) var statistics = Statistics()
 
+    /// Counters of what a session did: sessions opened, resets, waits, events, retries.
     public struct Statistics: Sendable {
         /// Sessions created (more than one after a `404`).
         public var sessionsOpened = 0
@@ -67,8 +98,9 @@ public actor QuireSession {
         public var resets = 0
         /// Pauses that honoured a `Retry-After`.
         public var retryAfterWaits = 0
-        /// Events read from the stream, answers read from long polls.
+        /// Events read from the stream.
         public var events = 0
+        /// Long polls sent.
         public var longPolls = 0
         /// Requests sent again after a lost connection (answered from the window before, API.md §4a).
         public var retries = 0
@@ -98,7 +130,13 @@ public actor QuireSession {
 
     /// How a session is opened (API.md §4, §4b) and kept up to date.
     public struct Options: Sendable {
-        public enum Format: String, Sendable { case batch, sequential }
+        /// The change format (API.md §5) the server answers in.
+        public enum Format: String, Sendable {
+            /// One structural batch, then in-place updates: `performBatchUpdates` (UIKit).
+            case batch
+            /// Operations applied one at a time (RecyclerView, the web).
+            case sequential
+        }
 
         /// How the session learns of writes.
         public enum Transport: Sendable {
@@ -108,23 +146,38 @@ public actor QuireSession {
             case automatic
             /// The event stream; ``QuireSession/open()`` throws when the client's transport does not stream.
             case events
+            /// Long polls (`GET …/changes?wait=`), one after another.
             case longPolls
         }
 
         /// Items per page (the first page and every extend); `nil`: the server's default.
         public var limit: Int?
+        /// The change format the session's answers are in; `.batch` for UIKit.
         public var format: Format
         /// Open the first page around this item.
         public var around: String?
+        /// Items whose children are shown from the first page on.
         public var expanded: [String]
         /// Items held at most (API.md §4b); `nil`: the server's default.
         public var keep: Int?
+        /// How the session learns of writes: the event stream or long polls.
         public var transport: Transport
         /// Seconds a long poll waits.
         public var longPollWait: Int
         /// The longest pause between reconnections, in seconds.
         public var maxBackoff: Double
 
+        /// Options; every one has a default.
+        ///
+        /// - Parameters:
+        ///   - limit: items per page; `nil`: the server's default.
+        ///   - format: the change format; `.batch` for UIKit.
+        ///   - around: the item the first page is around; `nil`: the list's start.
+        ///   - expanded: items whose children are shown.
+        ///   - keep: items held at most (a bounded window); `nil`: the server's default.
+        ///   - transport: how the session learns of writes.
+        ///   - longPollWait: seconds a long poll waits (the server caps it).
+        ///   - maxBackoff: the longest pause between reconnections, in seconds.
         public init(
             limit: Int? = nil, format: Format = .batch, around: String? = nil, expanded: [String] = [],
             keep: Int? = nil,
@@ -151,8 +204,10 @@ public actor QuireSession {
     /// Creates the session (its first page arrives on ``updates`` as a `.reset`) and starts following
     /// the list's writes.
     ///
-    /// - Throws: ``QuireClientError`` when the server refuses, or when the `.events` transport is asked of
-    ///   a client whose transport buffers response bodies (it would wait for a stream's end forever).
+    /// - Throws: ``QuireClientError`` when the server refuses (a `503` is waited out, not thrown), or when the
+    ///   `.events` transport is asked of a client whose transport buffers response bodies (it would wait for a
+    ///   stream's end forever); the generated client's `ClientError` when the server cannot be reached (the
+    ///   first page is not retried: call `open()` again).
     public func open() async throws {
         if options.transport == .events && !client.streamsResponses {
             throw QuireClientError(
@@ -167,36 +222,60 @@ public actor QuireSession {
     }
 
     /// The item the app shows first: after a `404`, the new session opens around it.
+    ///
+    /// Call it as the view scrolls (the first visible cell's item id). Without one, the new session opens
+    /// around the first item of the window, then ``Options-swift.struct/around``.
     public func setVisibleItem(_ id: String?) {
         visibleItem = id
     }
 
-    /// Extends the window with the next page (infinite scrolling).
+    /// Extends the window with the next page (infinite scrolling). Its items arrive on ``updates`` as inserts,
+    /// as a rule before the call returns.
+    ///
+    /// - Parameter limit: items to add; `nil`: the session's ``Options-swift.struct/limit``.
+    /// - Throws: ``QuireClientError`` for what the SDK does not recover from itself (see the type),
+    ///   `CancellationError` when the calling task is cancelled, or the transport's error after six
+    ///   lost connections in a row.
     public func loadNext(limit: Int? = nil) async throws {
         try await oneAtATime(.extend(.next, limit))
     }
 
-    /// Extends the window with the previous page.
+    /// Extends the window with the previous page (scrolling back up a window opened around an item, or trimmed
+    /// by ``Options-swift.struct/keep``).
+    ///
+    /// - Parameter limit: items to add; `nil`: the session's ``Options-swift.struct/limit``.
+    /// - Throws: as ``loadNext(limit:)``.
     public func loadPrevious(limit: Int? = nil) async throws {
         try await oneAtATime(.extend(.prev, limit))
     }
 
-    /// Shows an item's children.
+    /// Shows an item's children: they arrive as inserts after it, with `parent` and `depth`.
+    ///
+    /// - Parameter id: the item whose children to show.
+    /// - Throws: as ``loadNext(limit:)``.
     public func expand(id: String) async throws {
         try await oneAtATime(.expand(id, true))
     }
 
-    /// Hides an item's children.
+    /// Hides an item's children: they arrive as deletes.
+    ///
+    /// - Parameter id: the item whose children to hide.
+    /// - Throws: as ``loadNext(limit:)``.
     public func collapse(id: String) async throws {
         try await oneAtATime(.expand(id, false))
     }
 
     /// Pull-to-refresh: the first page again, as a `.reset`.
+    ///
+    /// - Parameter limit: items in the new first page; `nil`: the server's default.
+    /// - Throws: as ``loadNext(limit:)``.
     public func refresh(limit: Int? = nil) async throws {
         try await oneAtATime(.reset(limit))
     }
 
     /// Brings the window up to date now (a request instead of waiting for the push).
+    ///
+    /// - Throws: as ``loadNext(limit:)``.
     public func sync() async throws {
         try await oneAtATime(.update)
     }

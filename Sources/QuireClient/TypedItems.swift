@@ -1,21 +1,30 @@
 import Foundation
 
 /// An item of the window with its `data` decoded into the app's own type.
+///
+/// Made by ``ClientWindow/item(at:as:)`` and ``ClientWindow/items(as:)``.
 public struct TypedItem<Data: Decodable & Sendable>: Sendable {
+    /// The item's id, unique in the list.
     public let id: String
     /// The cell kind (API.md §1): which cell class shows it.
     public let type: String
+    /// The item's `data`, decoded.
     public let data: Data
-    /// For children shown under an expanded item: its id and their depth.
+    /// For children shown under an expanded item: the expanded item's id; `nil` for a top-level item.
     public let parent: String?
+    /// For children shown under an expanded item: their depth (1 for its children); 0 for a top-level item.
     public let depth: Int
 }
 
-/// Where an item is in the window: section and item index (an `IndexPath` on UIKit).
+/// Where an item is in the window: section and item index (an `IndexPath` on UIKit, where `indexPath`
+/// converts it).
 public struct ItemPath: Sendable, Hashable, Comparable {
+    /// The section's index.
     public var section: Int
+    /// The item's index in its section.
     public var item: Int
 
+    /// The path of the item at `item` in the section at `section`.
     public init(section: Int, item: Int) {
         self.section = section
         self.item = item
@@ -25,6 +34,7 @@ public struct ItemPath: Sendable, Hashable, Comparable {
         self.init(section: path.count > 0 ? path[0] : 0, item: path.count > 1 ? path[1] : 0)
     }
 
+    /// Orders paths as the items are shown: by section, then by item.
     public static func < (lhs: ItemPath, rhs: ItemPath) -> Bool {
         (lhs.section, lhs.item) < (rhs.section, rhs.item)
     }
@@ -45,6 +55,8 @@ extension ClientWindow {
     }
 
     /// Every item of every section, decoded; items whose data does not decode as `Data` are left out.
+    ///
+    /// - Complexity: O(size of the window's items' data).
     public func items<Data: Decodable & Sendable>(as type: Data.Type = Data.self) -> [[TypedItem<Data>]] {
         sections.map { section in section.items.compactMap { try? Self.typed($0, as: type) } }
     }
