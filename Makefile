@@ -8,7 +8,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release build-run run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-tls bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
@@ -21,15 +21,28 @@ deps-bench:
 build: deps
 	$(SWIFT) build
 
+## The server as it is deployed and measured: release, the Swift runtime linked statically (as the Dockerfile builds
+## it); what the benchmarks and the local cluster run.
 build-release: deps
 	$(SWIFT) build -c release --product quire --static-swift-stdlib
+
+## The server for `make run`: release, in a build directory of its own (.build-run) with only what the server is
+## made of (QUIRE_SERVER_ONLY: no OpenAPI generator for the SDK's plugin, no test-only packages), without the
+## PostgreSQL trait and debug information, the Swift runtime linked dynamically from the toolchain: what a first
+## `make run` need not wait for (docs/performance.md, "The first make run").
+build-run: deps
+	@scripts/build-run "$(SWIFT)"
+
+## `make run` as a newcomer runs it, end to end (its build, the demo served, Ctrl-C): CI runs it after `make test`.
+check-run: deps
+	scripts/check-run
 
 ## Build in release mode and start the service on its embedded defaults (Ctrl-C stops it gracefully).
 ## Lists are kept in data/quire.sqlite (storage.path), so they survive a restart. The demo list changes by itself
 ## (demo.live; DEMO_LIVE=false to keep it still): open http://127.0.0.1:8080/demo to watch it.
 DEMO_LIVE ?= true
-run: build-release
-	QUIRE_DEMO_LIVE=$${QUIRE_DEMO_LIVE:-$(DEMO_LIVE)} .build/release/quire serve $(RUN_ARGS)
+run: build-run
+	QUIRE_DEMO_LIVE=$${QUIRE_DEMO_LIVE:-$(DEMO_LIVE)} .build-run/release/quire serve $(RUN_ARGS)
 
 ## A local cluster on loopback (docs/cluster.md): PostgreSQL, three instances tagged q1 q2 q3 on it (release build)
 ## and nginx in front (deploy/nginx/quire-cluster.conf), all under .build/cluster; prints the URL, the PIDs and

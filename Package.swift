@@ -20,6 +20,13 @@ let package = Package(
         .executable(name: "quire-bench", targets: ["quire-bench"]),
         .library(name: "QuireClient", targets: ["QuireClient"]),
     ],
+    // PostgreSQL (on by default): `storage.kind: postgres`, the shared store of a cluster. `make run` builds the server
+    // without it (scripts/build-run): postgres-nio brings swift-nio and swift-nio-ssl with a BoringSSL of its own, about
+    // 40% of a first release build, for a store the embedded default (SQLite) does not use.
+    traits: [
+        .trait(name: "PostgreSQL", description: "The shared store of a cluster (storage.kind: postgres), on postgres-nio."),
+        .default(enabledTraits: ["PostgreSQL"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -157,7 +164,7 @@ let package = Package(
                 "QuireHTTP",
                 "QuireCore",
                 "QuireStore",
-                "QuirePostgres",
+                .target(name: "QuirePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -249,23 +256,44 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// Two ways scripts/fuzz builds quire-fuzz (libFuzzer, AddressSanitizer); both leave every other build alone. The
-// targets quire-fuzz is made of, and the packages they use, are read from the manifest above.
-var fuzzTargets: Set<String> = []
-var fuzzPackages: Set<String> = []
-var fuzzPending = ["quire-fuzz"]
-while let name = fuzzPending.popLast() {
-    guard fuzzTargets.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else {
-        continue
-    }
-    for dependency in target.dependencies {
-        switch dependency {
-        case .targetItem(let name, _), .byNameItem(let name, _): fuzzPending.append(name)
-        case .productItem(_, let package?, _, _): fuzzPackages.insert(package)
-        default: break
+/// The targets `product` is made of (its own and every one they depend on, in this package) and the packages they
+/// use: what a build of that product alone needs of the manifest above.
+@MainActor func closure(of product: String) -> (targets: Set<String>, packages: Set<String>) {
+    var targets: Set<String> = []
+    var packages: Set<String> = []
+    var pending = [product]
+    while let name = pending.popLast() {
+        guard targets.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else {
+            continue
+        }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            case .productItem(_, let package?, _, _): packages.insert(package)
+            default: break
+            }
         }
     }
+    return (targets, packages)
 }
+
+/// Keeps only `product`, the targets it is made of and the packages they use. SwiftPM builds the tools of every
+/// build-tool plugin in the graph before it plans a build, whatever product is asked for: with the whole graph a
+/// build of the server alone would also build the OpenAPI generator for QuireClient's plugin (OpenAPIKit, Yams,
+/// swift-algorithms, ArgumentParser: about a third of a release build of the server), and resolve packages only
+/// the tests use.
+@MainActor func keepOnly(_ product: String, closure kept: (targets: Set<String>, packages: Set<String>)) {
+    package.targets.removeAll { !kept.targets.contains($0.name) }
+    package.products = [.executable(name: product, targets: [product])]
+    package.dependencies.removeAll { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return true }
+        return !kept.packages.contains { location.hasSuffix("/\($0)") }
+    }
+}
+
+// Two ways scripts/fuzz builds quire-fuzz (libFuzzer, AddressSanitizer); both leave every other build alone.
+let fuzz = closure(of: "quire-fuzz")
+let fuzzTargets = fuzz.targets
 // Quire's C that parses what the network sends: instrumented like its Swift modules when quire-fuzz is built for
 // fuzzing, through C settings. (CFuzzer, libFuzzer's entry point, is C too and is not instrumented.)
 let fuzzedCTargets: Set<String> = ["CQuireFraming"]
@@ -296,14 +324,11 @@ if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" {
         }
     }
 } else if Context.environment["QUIRE_FUZZ_ONLY"] == "1" {
-    // `make fuzz`: every Swift module instrumented (flags through -Xswiftc), in a build directory of its own. With
-    // the whole graph SwiftPM would also build the OpenAPI generator for QuireClient's build-tool plugin (OpenAPIKit,
-    // Yams, swift-algorithms, ArgumentParser: about a third of that build) and resolve packages quire-fuzz does not
-    // use: this keeps only quire-fuzz, the targets it is made of and the packages they use.
-    package.targets.removeAll { !fuzzTargets.contains($0.name) }
-    package.products = [.executable(name: "quire-fuzz", targets: ["quire-fuzz"])]
-    package.dependencies.removeAll { dependency in
-        guard case .sourceControl(_, let location, _) = dependency.kind else { return true }
-        return !fuzzPackages.contains { location.hasSuffix("/\($0)") }
-    }
+    // `make fuzz`: every Swift module instrumented (flags through -Xswiftc), in a build directory of its own, with
+    // quire-fuzz alone (see keepOnly).
+    keepOnly("quire-fuzz", closure: fuzz)
+} else if Context.environment["QUIRE_SERVER_ONLY"] == "1" {
+    // `make run`: the server alone, in a build directory of its own (.build-run), so that a first `make run` builds
+    // neither the OpenAPI generator nor anything else only the SDK, the benchmarks and the tests need.
+    keepOnly("quire", closure: closure(of: "quire"))
 }

@@ -6,7 +6,6 @@ import QuireAPI
 import QuireAuth
 import QuireCore
 import QuireHTTP
-import QuirePostgres
 import QuireStore
 
 /// `quire serve`: starts the service, reloads its TLS certificate and re-reads its JWKS file on SIGHUP, and
@@ -68,15 +67,7 @@ struct ServeCommand: ParsableCommand {
         for warning in settings.servingWarnings { logger.warning("\(warning)") }
 
         FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
-        let store: any ListStore
-        let sharedStore: PostgresListStore?
-        if let postgres = settings.postgres {
-            sharedStore = try StoreSetup.open(postgres, logger: logger)
-            store = sharedStore!
-        } else {
-            sharedStore = nil
-            store = try StoreSetup.open(settings.storagePath, logger: logger)
-        }
+        let storage = try ServeStorage(settings, logger: logger)
         // Access lines are written at `info`: below it the log is off, as a logger would filter them.
         var configuration = settings.service
         configuration.accessLog = configuration.accessLog && settings.logLevel <= .info
@@ -84,24 +75,17 @@ struct ServeCommand: ParsableCommand {
             configuration.accessLog
             ? BufferedAccessLog(format: settings.logFormat, capacity: settings.accessLogBuffer) : nil
         let service = QuireService(
-            configuration: configuration, logger: logger, store: store, keys: keys, accessLog: accessLog)
+            configuration: configuration, logger: logger, store: storage.store, keys: keys, accessLog: accessLog)
         if settings.service.jwt.isEnabled {
             logger.info(
                 "JSON Web Tokens on",
                 metadata: ["hs256": "\(keys.acceptsHS256)", "jwks-kids": "\(keys.keyIDs.joined(separator: ","))"])
         }
-        var feed: PostgresChangeFeed?
         do {
             try service.start()
-            if sharedStore != nil { service.registry.replication.isCatchingUp = true }
+            storage.prepare(service.registry)
             try service.load()
-            if let sharedStore {
-                // From the position the lists were loaded at: every commit since, by any instance, is replayed.
-                feed = PostgresChangeFeed(
-                    store: sharedStore, registry: service.registry, position: service.registry.loadedLogPosition,
-                    logger: logger)
-                feed?.start()
-            }
+            storage.follow(service.registry)
         } catch {
             logger.critical("cannot start: \(error)")
             service.shutdown()
@@ -116,13 +100,8 @@ struct ServeCommand: ParsableCommand {
         }
         logger.info("received signal \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
         service.shutdown()
-        feed?.stop()
         accessLog?.close()  // every buffered line written: requests have ended
-        if let store = store as? SQLiteListStore {
-            // Closing checkpoints the write-ahead log into the file (what a kill leaves, the next start reads).
-            do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
-        }
-        sharedStore?.close()
+        storage.close()
     }
 
     /// SIGHUP: the certificate and key files are read again for every later handshake; a file that

@@ -4,8 +4,11 @@ import QuireAPI
 import QuireAuth
 import QuireCore
 import QuireHTTP
-import QuirePostgres
 import SystemPackage
+
+#if PostgreSQL
+import QuirePostgres
+#endif
 
 /// Every setting of `quire serve`: read from the embedded defaults, then a YAML file (`--config`), then
 /// `QUIRE_*` environment variables, then command-line flags, the later winning.
@@ -19,8 +22,10 @@ struct Settings: Equatable {
     var logFormat: LogFormat = .text
     /// The SQLite file that keeps every list (`storage.path`); `:memory:` keeps them in memory only.
     var storagePath = Settings.defaultStoragePath
+    #if PostgreSQL
     /// `storage.kind: postgres`: the shared store of a cluster (`storage.url`, …), instead of the SQLite file.
     var postgres: PostgresSettings?
+    #endif
     /// A TLS proxy in front terminates HTTPS (`server.tls.offloaded`): plain HTTP beyond loopback is meant.
     var tlsOffloaded = false
 
@@ -42,7 +47,6 @@ struct Settings: Equatable {
         let events = QuireService.EventSettings()
         let jwt = TokenSettings()
         let cache = CachePolicy()
-        let postgres = try! PostgresSettings(url: "postgres://localhost")
         return [
             ("server.host", .string(http.host)),
             ("server.port", .int(http.port)),
@@ -76,9 +80,9 @@ struct Settings: Equatable {
             ("storage.kind", .string("sqlite")),
             ("storage.path", .string(defaultStoragePath)),
             ("storage.url", .string("")),
-            ("storage.poolSize", .int(postgres.poolSize)),
-            ("storage.statementTimeout", .double(postgres.statementTimeoutSeconds)),
-            ("storage.logRetention", .int(postgres.logRetention)),
+            ("storage.poolSize", .int(StorageDefaults.poolSize)),
+            ("storage.statementTimeout", .double(StorageDefaults.statementTimeoutSeconds)),
+            ("storage.logRetention", .int(StorageDefaults.logRetention)),
             ("cluster.instance", .string("")),
             ("limits.maxItems", .int(limits.maxItems)),
             ("limits.maxSections", .int(limits.maxSections)),
@@ -228,7 +232,11 @@ struct Settings: Equatable {
         }
         storagePath = try config.requiredString(forKey: "storage.path")
         guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
+        #if PostgreSQL
         postgres = try Self.postgres(config)
+        #else
+        try Self.refusePostgres(config)
+        #endif
         let instance = try config.requiredString(forKey: "cluster.instance")
         if !instance.isEmpty {
             guard SessionID.isValidInstance(instance) else {
@@ -238,6 +246,16 @@ struct Settings: Equatable {
         }
     }
 
+    /// The defaults of the shared store's keys (`storage.poolSize`, …): those of ``PostgresSettings``, written here too
+    /// because a server built without the `PostgreSQL` trait (`make run`) still knows every key of
+    /// `config/quire.yaml`; a test keeps the two equal.
+    enum StorageDefaults {
+        static let poolSize = 4
+        static let statementTimeoutSeconds = 5.0
+        static let logRetention = 100_000
+    }
+
+    #if PostgreSQL
     /// `storage.kind` and, for `postgres`, `storage.url` and the pool's settings.
     private static func postgres(_ config: ConfigReader) throws -> PostgresSettings? {
         let kind = try config.requiredString(forKey: "storage.kind")
@@ -273,6 +291,24 @@ struct Settings: Equatable {
             throw SettingsError("storage.kind must be sqlite or postgres, not '\(kind)'")
         }
     }
+
+    #else
+    /// `storage.kind`: `sqlite`, or `postgres` refused with the reason (this build has no PostgreSQL client).
+    private static func refusePostgres(_ config: ConfigReader) throws {
+        let kind = try config.requiredString(forKey: "storage.kind")
+        switch kind {
+        case "sqlite":
+            return
+        case "postgres":
+            throw SettingsError(
+                "storage.kind is postgres, but this quire was built without PostgreSQL (`make run` builds the server "
+                    + "for the embedded default, SQLite): build it with `make build-release` (.build/release/quire) "
+                    + "or use the container")
+        default:
+            throw SettingsError("storage.kind must be sqlite or postgres, not '\(kind)'")
+        }
+    }
+    #endif
 
     /// `server.tls.*`: HTTPS when both files are named, plain HTTP when neither is.
     private static func tls(_ config: ConfigReader) throws -> TLSConfiguration? {

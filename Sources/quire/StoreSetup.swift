@@ -1,7 +1,11 @@
 import ArgumentParser
 import Logging
-import QuirePostgres
+import QuireCore
 import QuireStore
+
+#if PostgreSQL
+import QuirePostgres
+#endif
 
 /// Opening the store for `quire serve` and `quire backup`.
 enum StoreSetup {
@@ -19,6 +23,7 @@ enum StoreSetup {
         }
     }
 
+    #if PostgreSQL
     /// Connects to the shared PostgreSQL store (creating its tables when missing), or stops the process
     /// with status 1 and the reason (the server's address, never its password).
     static func open(_ settings: PostgresSettings, logger: Logger) throws -> PostgresListStore {
@@ -29,6 +34,66 @@ enum StoreSetup {
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
+        }
+    }
+    #endif
+}
+
+/// The store `quire serve` keeps its lists in, as its settings name it: the SQLite file, or (in a build with the
+/// `PostgreSQL` trait, the default) the shared store of a cluster, with the change feed that replays the other
+/// instances' writes. The one place `quire serve` tells the two apart.
+final class ServeStorage {
+    let store: any ListStore
+    private let logger: Logger
+    #if PostgreSQL
+    private let shared: PostgresListStore?
+    private var feed: PostgresChangeFeed?
+    #endif
+
+    /// Opens the store, or stops the process with status 1 and the reason (``StoreSetup``).
+    init(_ settings: Settings, logger: Logger) throws {
+        self.logger = logger
+        #if PostgreSQL
+        if let postgres = settings.postgres {
+            let shared = try StoreSetup.open(postgres, logger: logger)
+            self.shared = shared
+            store = shared
+            return
+        }
+        shared = nil
+        #endif
+        store = try StoreSetup.open(settings.storagePath, logger: logger)
+    }
+
+    /// Called before the registry loads: a shared store is catching up (`/readyz` says so) until its feed has
+    /// read the log.
+    func prepare(_ registry: ListRegistry) {
+        #if PostgreSQL
+        if shared != nil { registry.replication.isCatchingUp = true }
+        #endif
+    }
+
+    /// Called once the registry has loaded: a shared store's feed replays every commit since the position the
+    /// lists were loaded at, by any instance.
+    func follow(_ registry: ListRegistry) {
+        #if PostgreSQL
+        guard let shared else { return }
+        feed = PostgresChangeFeed(
+            store: shared, registry: registry, position: registry.loadedLogPosition, logger: logger)
+        feed?.start()
+        #endif
+    }
+
+    /// After the service has shut down: the feed stops; the SQLite file is closed, which checkpoints its
+    /// write-ahead log into the file (what a kill leaves, the next start reads); the shared store's connections
+    /// close.
+    func close() {
+        #if PostgreSQL
+        feed?.stop()
+        shared?.close()
+        #endif
+        if let store = store as? SQLiteListStore {
+            do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
         }
     }
 }
