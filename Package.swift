@@ -24,7 +24,8 @@ let package = Package(
     // without it (scripts/build-run): postgres-nio brings swift-nio and swift-nio-ssl with a BoringSSL of its own, about
     // 40% of a first release build, for a store the embedded default (SQLite) does not use.
     traits: [
-        .trait(name: "PostgreSQL", description: "The shared store of a cluster (storage.kind: postgres), on postgres-nio."),
+        .trait(
+            name: "PostgreSQL", description: "The shared store of a cluster (storage.kind: postgres), on postgres-nio."),
         .default(enabledTraits: ["PostgreSQL"]),
     ],
     dependencies: [

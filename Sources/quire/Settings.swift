@@ -7,7 +7,7 @@ import QuireHTTP
 import SystemPackage
 
 #if PostgreSQL
-import QuirePostgres
+    import QuirePostgres
 #endif
 
 /// Every setting of `quire serve`: read from the embedded defaults, then a YAML file (`--config`), then
@@ -23,8 +23,8 @@ struct Settings: Equatable {
     /// The SQLite file that keeps every list (`storage.path`); `:memory:` keeps them in memory only.
     var storagePath = Settings.defaultStoragePath
     #if PostgreSQL
-    /// `storage.kind: postgres`: the shared store of a cluster (`storage.url`, …), instead of the SQLite file.
-    var postgres: PostgresSettings?
+        /// `storage.kind: postgres`: the shared store of a cluster (`storage.url`, …), instead of the SQLite file.
+        var postgres: PostgresSettings?
     #endif
     /// A TLS proxy in front terminates HTTPS (`server.tls.offloaded`): plain HTTP beyond loopback is meant.
     var tlsOffloaded = false
@@ -233,9 +233,9 @@ struct Settings: Equatable {
         storagePath = try config.requiredString(forKey: "storage.path")
         guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
         #if PostgreSQL
-        postgres = try Self.postgres(config)
+            postgres = try Self.postgres(config)
         #else
-        try Self.refusePostgres(config)
+            try Self.refusePostgres(config)
         #endif
         let instance = try config.requiredString(forKey: "cluster.instance")
         if !instance.isEmpty {
@@ -256,58 +256,58 @@ struct Settings: Equatable {
     }
 
     #if PostgreSQL
-    /// `storage.kind` and, for `postgres`, `storage.url` and the pool's settings.
-    private static func postgres(_ config: ConfigReader) throws -> PostgresSettings? {
-        let kind = try config.requiredString(forKey: "storage.kind")
-        switch kind {
-        case "sqlite":
-            return nil
-        case "postgres":
-            let url = try config.requiredString(forKey: "storage.url", isSecret: true)
-            guard !url.isEmpty else {
-                throw SettingsError(
-                    "storage.kind is postgres but storage.url is not set (postgres://user@host:port/db)")
+        /// `storage.kind` and, for `postgres`, `storage.url` and the pool's settings.
+        private static func postgres(_ config: ConfigReader) throws -> PostgresSettings? {
+            let kind = try config.requiredString(forKey: "storage.kind")
+            switch kind {
+            case "sqlite":
+                return nil
+            case "postgres":
+                let url = try config.requiredString(forKey: "storage.url", isSecret: true)
+                guard !url.isEmpty else {
+                    throw SettingsError(
+                        "storage.kind is postgres but storage.url is not set (postgres://user@host:port/db)")
+                }
+                var settings: PostgresSettings
+                do {
+                    settings = try PostgresSettings(url: url)
+                } catch {
+                    throw SettingsError("storage.url: \(error)")
+                }
+                settings.poolSize = try config.requiredInt(forKey: "storage.poolSize")
+                settings.statementTimeoutSeconds = try config.requiredDouble(forKey: "storage.statementTimeout")
+                settings.logRetention = try config.requiredInt(forKey: "storage.logRetention")
+                guard (1...256).contains(settings.poolSize) else {
+                    throw SettingsError("storage.poolSize must be between 1 and 256, not \(settings.poolSize)")
+                }
+                guard settings.statementTimeoutSeconds >= 0.1 else {
+                    throw SettingsError("storage.statementTimeout must be at least 0.1 seconds")
+                }
+                guard settings.logRetention >= 100 else {
+                    throw SettingsError("storage.logRetention must be at least 100 changes")
+                }
+                return settings
+            default:
+                throw SettingsError("storage.kind must be sqlite or postgres, not '\(kind)'")
             }
-            var settings: PostgresSettings
-            do {
-                settings = try PostgresSettings(url: url)
-            } catch {
-                throw SettingsError("storage.url: \(error)")
-            }
-            settings.poolSize = try config.requiredInt(forKey: "storage.poolSize")
-            settings.statementTimeoutSeconds = try config.requiredDouble(forKey: "storage.statementTimeout")
-            settings.logRetention = try config.requiredInt(forKey: "storage.logRetention")
-            guard (1...256).contains(settings.poolSize) else {
-                throw SettingsError("storage.poolSize must be between 1 and 256, not \(settings.poolSize)")
-            }
-            guard settings.statementTimeoutSeconds >= 0.1 else {
-                throw SettingsError("storage.statementTimeout must be at least 0.1 seconds")
-            }
-            guard settings.logRetention >= 100 else {
-                throw SettingsError("storage.logRetention must be at least 100 changes")
-            }
-            return settings
-        default:
-            throw SettingsError("storage.kind must be sqlite or postgres, not '\(kind)'")
         }
-    }
 
     #else
-    /// `storage.kind`: `sqlite`, or `postgres` refused with the reason (this build has no PostgreSQL client).
-    private static func refusePostgres(_ config: ConfigReader) throws {
-        let kind = try config.requiredString(forKey: "storage.kind")
-        switch kind {
-        case "sqlite":
-            return
-        case "postgres":
-            throw SettingsError(
-                "storage.kind is postgres, but this quire was built without PostgreSQL (`make run` builds the server "
-                    + "for the embedded default, SQLite): build it with `make build-release` (.build/release/quire) "
-                    + "or use the container")
-        default:
-            throw SettingsError("storage.kind must be sqlite or postgres, not '\(kind)'")
+        /// `storage.kind`: `sqlite`, or `postgres` refused with the reason (this build has no PostgreSQL client).
+        private static func refusePostgres(_ config: ConfigReader) throws {
+            let kind = try config.requiredString(forKey: "storage.kind")
+            switch kind {
+            case "sqlite":
+                return
+            case "postgres":
+                throw SettingsError(
+                    "storage.kind is postgres, but this quire was built without PostgreSQL (`make run` builds the server "
+                        + "for the embedded default, SQLite): build it with `make build-release` (.build/release/quire) "
+                        + "or use the container")
+            default:
+                throw SettingsError("storage.kind must be sqlite or postgres, not '\(kind)'")
+            }
         }
-    }
     #endif
 
     /// `server.tls.*`: HTTPS when both files are named, plain HTTP when neither is.

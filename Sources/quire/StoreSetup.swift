@@ -4,7 +4,7 @@ import QuireCore
 import QuireStore
 
 #if PostgreSQL
-import QuirePostgres
+    import QuirePostgres
 #endif
 
 /// Opening the store for `quire serve` and `quire backup`.
@@ -24,18 +24,19 @@ enum StoreSetup {
     }
 
     #if PostgreSQL
-    /// Connects to the shared PostgreSQL store (creating its tables when missing), or stops the process
-    /// with status 1 and the reason (the server's address, never its password).
-    static func open(_ settings: PostgresSettings, logger: Logger) throws -> PostgresListStore {
-        do {
-            let store = try PostgresListStore(settings: settings, logger: logger)
-            logger.info("storage open", metadata: ["postgres": "\(settings.redacted)", "pool": "\(settings.poolSize)"])
-            return store
-        } catch {
-            logger.critical("cannot start: \(error)")
-            throw ExitCode(1)
+        /// Connects to the shared PostgreSQL store (creating its tables when missing), or stops the process
+        /// with status 1 and the reason (the server's address, never its password).
+        static func open(_ settings: PostgresSettings, logger: Logger) throws -> PostgresListStore {
+            do {
+                let store = try PostgresListStore(settings: settings, logger: logger)
+                logger.info(
+                    "storage open", metadata: ["postgres": "\(settings.redacted)", "pool": "\(settings.poolSize)"])
+                return store
+            } catch {
+                logger.critical("cannot start: \(error)")
+                throw ExitCode(1)
+            }
         }
-    }
     #endif
 }
 
@@ -46,21 +47,21 @@ final class ServeStorage {
     let store: any ListStore
     private let logger: Logger
     #if PostgreSQL
-    private let shared: PostgresListStore?
-    private var feed: PostgresChangeFeed?
+        private let shared: PostgresListStore?
+        private var feed: PostgresChangeFeed?
     #endif
 
     /// Opens the store, or stops the process with status 1 and the reason (``StoreSetup``).
     init(_ settings: Settings, logger: Logger) throws {
         self.logger = logger
         #if PostgreSQL
-        if let postgres = settings.postgres {
-            let shared = try StoreSetup.open(postgres, logger: logger)
-            self.shared = shared
-            store = shared
-            return
-        }
-        shared = nil
+            if let postgres = settings.postgres {
+                let shared = try StoreSetup.open(postgres, logger: logger)
+                self.shared = shared
+                store = shared
+                return
+            }
+            shared = nil
         #endif
         store = try StoreSetup.open(settings.storagePath, logger: logger)
     }
@@ -69,7 +70,7 @@ final class ServeStorage {
     /// read the log.
     func prepare(_ registry: ListRegistry) {
         #if PostgreSQL
-        if shared != nil { registry.replication.isCatchingUp = true }
+            if shared != nil { registry.replication.isCatchingUp = true }
         #endif
     }
 
@@ -77,10 +78,10 @@ final class ServeStorage {
     /// lists were loaded at, by any instance.
     func follow(_ registry: ListRegistry) {
         #if PostgreSQL
-        guard let shared else { return }
-        feed = PostgresChangeFeed(
-            store: shared, registry: registry, position: registry.loadedLogPosition, logger: logger)
-        feed?.start()
+            guard let shared else { return }
+            feed = PostgresChangeFeed(
+                store: shared, registry: registry, position: registry.loadedLogPosition, logger: logger)
+            feed?.start()
         #endif
     }
 
@@ -89,8 +90,8 @@ final class ServeStorage {
     /// close.
     func close() {
         #if PostgreSQL
-        feed?.stop()
-        shared?.close()
+            feed?.stop()
+            shared?.close()
         #endif
         if let store = store as? SQLiteListStore {
             do { try store.close() } catch { logger.warning("closing the storage: \(error)") }
