@@ -1,7 +1,8 @@
 import QuireCore
 import Testing
 
-/// The ranges of names a listing reads (``ListSelection``) and its cursor (``ListCursor``).
+/// The ranges of names a listing reads (``ListSelection``), its cursor (``ListCursor``), and the registry's
+/// listing from memory (the in-memory store's), checked against listing every name and filtering.
 @Suite("Listing: selections, cursors, pages")
 struct ListSelectionTests {
     @Test("patterns become disjoint ranges in byte order: prefixes inside prefixes and covered names go")
@@ -72,5 +73,47 @@ struct ListSelectionTests {
         }
         let page = PageCursor(direction: .after, position: 3, anchors: ["a"], list: "l").encoded
         #expect(ListCursor(encoded: page, prefix: "") == nil)
+    }
+
+    @Test(
+        "pages of the registry's lists (no store) hold exactly the selected names after the cursor, in byte order",
+        arguments: [1, 2, 3, 4, 5])
+    func pagesFromMemory(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let alphabet: [Character] = ["a", "b", "B", "-", ".", "_", "0", "z"]
+        func word(_ length: ClosedRange<Int>) -> String {
+            String((0..<Int.random(in: length, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+        }
+        let registry = ListRegistry(store: InMemoryListStore(), limits: ListLimits())
+        let names = Set((0..<300).map { _ in word(1...4) })
+        for name in names {
+            _ = try registry.write(name) { _ throws(ListRegistry.WriteError) in
+                do throws(ListValidationError) {
+                    return try ListVersion(document: ["sections": [["id": "s", "items": []]]])
+                } catch { throw .invalidList(error) }
+            }
+        }
+        for _ in 0..<40 {
+            let prefixes = (0..<Int.random(in: 0...3, using: &random)).map { _ in word(0...2) }
+            let exact = (0..<Int.random(in: 0...3, using: &random)).map { _ in word(1...3) }
+            let prefix = Bool.random(using: &random) ? "" : word(1...2)
+            let selection = ListSelection(prefixes: prefixes, names: exact).narrowed(toPrefix: prefix)
+            let expected = names.filter { name in
+                name.utf8.starts(with: prefix.utf8)
+                    && (exact.contains(name) || prefixes.contains { name.utf8.starts(with: $0.utf8) })
+            }
+            .sorted(by: ListNameRange.precedes)
+            for name in names { #expect(selection.contains(name) == expected.contains(name)) }
+            let limit = Int.random(in: 1...7, using: &random)
+            var listed: [String] = []
+            var after: String?
+            while true {
+                let page = try registry.summaries(of: selection, after: after, limit: limit + 1)
+                listed += page.prefix(limit).map(\.name)
+                guard page.count > limit else { break }
+                after = page[limit - 1].name
+            }
+            #expect(listed == expected, "prefixes \(prefixes), names \(exact), prefix \(prefix)")
+        }
     }
 }

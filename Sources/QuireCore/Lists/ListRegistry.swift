@@ -105,6 +105,27 @@ public final class ListRegistry: Sendable {
         }
     }
 
+    /// Up to `limit` of the lists `selection` covers whose names come after `after` (from the first when `nil`),
+    /// in name order (byte order of their UTF-8), with their versions and sizes: read from the store, which holds
+    /// every list whether this registry has loaded it or not (and, shared, those other instances wrote), or
+    /// from this registry's memory when the store keeps no lists (``InMemoryListStore``).
+    ///
+    /// - Throws: the store's error when it cannot be read.
+    /// - Complexity: the store's (``ListStore/summaries(of:after:limit:)``); from memory, O(*l* · *r* + *m* log
+    ///   *m*) for *l* lists, *r* ranges in `selection` and *m* lists of it after `after`.
+    public func summaries(of selection: ListSelection, after: String? = nil, limit: Int) throws -> [ListSummary] {
+        guard limit > 0, !selection.isEmpty else { return [] }
+        if let stored = try store.summaries(of: selection, after: after, limit: limit) { return stored }
+        let lists = current.withLock { $0.versions }
+        let ranges = selection.ranges(after: after)
+        var summaries: [ListSummary] = []
+        for (name, version) in lists where ranges.contains(where: { $0.contains(name) }) {
+            summaries.append(ListSummary(name: name, version))
+        }
+        summaries.sort { ListNameRange.precedes($0.name, $1.name) }
+        return Array(summaries.prefix(limit))
+    }
+
     /// Every list, sorted by name (byte order).
     ///
     /// - Complexity: O(*l* log *l*) for *l* lists.
