@@ -5,10 +5,46 @@ import QuireHTTP
 /// Producers' endpoints (API.md §2): every write is checked in the order token, media type, syntax,
 /// existence, `If-Match`, content; a refused write changes nothing.
 extension APIContext {
-    /// `GET /v1/lists`: the lists the caller may read.
-    func listIndex(_ caller: Caller) throws(Problem) -> Reply {
-        let summaries = registry.summaries().filter { caller.mayRead($0.name) }
-        let body = ResponseBodies.listIndex(summaries)
+    /// The `limit` of a listing: 1 to 1,000, 100 when absent (API.md §2).
+    static let listIndexLimits = 1...1_000
+    static let listIndexDefaultLimit = 100
+
+    /// `GET /v1/lists?limit=&after=&prefix=`: a page of the lists the caller may read, in name order (byte
+    /// order), read from the store: every stored list, whether this instance holds it in memory or not.
+    ///
+    /// The caller's `read:` patterns, narrowed to `prefix`, are ranges of names that the store reads in order
+    /// (``ListSelection``): a page costs one index seek per pattern and at most `limit + 1` lists read (the
+    /// one past the page says whether another follows), however many lists the caller may not read. The cursor
+    /// (``ListCursor``) is the name of the page's last list: the next page starts after it, so paging never
+    /// skips or repeats a list that exists throughout.
+    ///
+    /// The `ETag` is a hash of the body (``CachePolicy/entityTag(of:)``): a page depends on the caller's scopes,
+    /// the store's lists and the cursor, and the body is the one value that says all of it; the store is read
+    /// for a revalidation too, as it must be (another instance may have written), and only the bytes are saved.
+    func listIndex(_ request: Request, _ caller: Caller) throws(Problem) -> Reply {
+        let limit = try RequestInput.integer(
+            request, "limit", in: Self.listIndexLimits, default: Self.listIndexDefaultLimit)!
+        let prefix = try RequestInput.listPrefix(request)
+        var after: String?
+        if let text = request.queryValue("after") {
+            guard let cursor = ListCursor(encoded: text, prefix: prefix), PlainName.isValid(cursor.after) else {
+                throw Problem(
+                    .invalidCursor,
+                    detail: "The cursor is not one GET /v1/lists gave (as page.next) for this prefix.")
+            }
+            after = cursor.after
+        }
+        let summaries: [ListSummary]
+        do {
+            summaries = try registry.summaries(
+                of: caller.readableLists.narrowed(toPrefix: prefix), after: after, limit: limit + 1)
+        } catch {
+            logger.error("listing the lists failed", metadata: ["error": "\(error)"])
+            throw Problem.overloaded("The lists could not be read from the store. Retry shortly.", retryAfterSeconds: 1)
+        }
+        let page = summaries.prefix(limit)
+        let next = summaries.count > limit ? page.last.map { ListCursor(after: $0.name, prefix: prefix).encoded } : nil
+        let body = ResponseBodies.listIndex(page, next: next)
         var headers = JSONResponse.headers
         headers.add("ETag", CachePolicy.entityTag(of: body))
         return .response(Response(status: 200, headers: headers, body: body))

@@ -4,14 +4,6 @@ import Synchronization
 /// writers of one list go one at a time, build the next version, have the store commit it, and only
 /// then publish it and tell the observers.
 public final class ListRegistry: Sendable {
-    /// A list's name, current version and counts, for listings.
-    public struct Summary: Sendable, Equatable {
-        public let name: String
-        public let version: UInt64
-        public let sections: Int
-        public let items: Int
-    }
-
     /// What a successful write did.
     public struct Commit: Sendable {
         /// The version now current.
@@ -124,17 +116,6 @@ public final class ListRegistry: Sendable {
         }
         summaries.sort { ListNameRange.precedes($0.name, $1.name) }
         return Array(summaries.prefix(limit))
-    }
-
-    /// Every list, sorted by name (byte order).
-    ///
-    /// - Complexity: O(*l* log *l*) for *l* lists.
-    public func summaries() -> [Summary] {
-        let lists = current.withLock { $0.versions }
-        return lists.map {
-            Summary(name: $0.key, version: $0.value.version, sections: $0.value.sectionCount, items: $0.value.itemCount)
-        }
-        .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 
     /// The number of lists and of items in all of them.
