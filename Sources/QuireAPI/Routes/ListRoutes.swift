@@ -18,26 +18,46 @@ extension APIContext {
     /// (``ListCursor``) is the name of the page's last list: the next page starts after it, so paging never
     /// skips or repeats a list that exists throughout.
     ///
-    /// The `ETag` is a hash of the body (``CachePolicy/entityTag(of:)``): a page depends on the caller's scopes,
-    /// the store's lists and the cursor, and the body is the one value that says all of it; the store is read
-    /// for a revalidation too, as it must be (another instance may have written), and only the bytes are saved.
+    /// The parameters are checked here; the store is read off libmicrohttpd's threads (``StoreWrites``), as
+    /// writes are, so that a store slow to answer holds up no other connection.
     func listIndex(_ request: Request, _ caller: Caller) throws(Problem) -> Reply {
         let limit = try RequestInput.integer(
             request, "limit", in: Self.listIndexLimits, default: Self.listIndexDefaultLimit)!
         let prefix = try RequestInput.listPrefix(request)
-        var after: String?
-        if let text = request.queryValue("after") {
-            guard let cursor = ListCursor(encoded: text, prefix: prefix), PlainName.isValid(cursor.after) else {
-                throw Problem(
-                    .invalidCursor,
-                    detail: "The cursor is not one GET /v1/lists gave (as page.next) for this prefix.")
+        let after = try Self.listCursor(request, prefix: prefix)?.after
+        let selection = caller.readableLists.narrowed(toPrefix: prefix)
+        return storeWrites.deferredRead { [self] in
+            do throws(Problem) {
+                return try listIndexPage(selection, prefix: prefix, after: after, limit: limit)
+            } catch {
+                return error.response
             }
-            after = cursor.after
         }
+    }
+
+    /// The `after` of a listing: `nil` when absent; else a cursor `GET /v1/lists` gave for `prefix` (`400
+    /// invalid-cursor` otherwise).
+    private static func listCursor(_ request: Request, prefix: String) throws(Problem) -> ListCursor? {
+        guard let text = request.queryValue("after") else { return nil }
+        guard let cursor = ListCursor(encoded: text, prefix: prefix), PlainName.isValid(cursor.after) else {
+            throw Problem(
+                .invalidCursor, detail: "The cursor is not one GET /v1/lists gave (as page.next) for this prefix.")
+        }
+        return cursor
+    }
+
+    /// The page of the list index, read from the store.
+    ///
+    /// The `ETag` is a hash of the body (``CachePolicy/entityTag(of:)``): a page depends on the caller's scopes,
+    /// the store's lists and the cursor, and the body is the one value that says all of it; the store is read
+    /// for a revalidation too, as it must be (another instance may have written), and only the bytes are saved.
+    /// `Cache-Control` is set here: the router gives it to the answers it has at once, and this one comes later.
+    private func listIndexPage(_ selection: ListSelection, prefix: String, after: String?, limit: Int)
+        throws(Problem) -> Response
+    {
         let summaries: [ListSummary]
         do {
-            summaries = try registry.summaries(
-                of: caller.readableLists.narrowed(toPrefix: prefix), after: after, limit: limit + 1)
+            summaries = try registry.summaries(of: selection, after: after, limit: limit + 1)
         } catch {
             logger.error("listing the lists failed", metadata: ["error": "\(error)"])
             throw Problem.overloaded("The lists could not be read from the store. Retry shortly.", retryAfterSeconds: 1)
@@ -47,7 +67,8 @@ extension APIContext {
         let body = ResponseBodies.listIndex(page, next: next)
         var headers = JSONResponse.headers
         headers.add("ETag", CachePolicy.entityTag(of: body))
-        return .response(Response(status: 200, headers: headers, body: body))
+        headers.add("Cache-Control", configuration.cache.headerValue(for: .revalidated))
+        return Response(status: 200, headers: headers, body: body)
     }
 
     /// `PUT /v1/lists/{list}`: replaces the whole content (`201` when it creates the list).
