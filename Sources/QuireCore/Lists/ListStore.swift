@@ -64,8 +64,9 @@ public protocol ListStore: Sendable {
     ///
     /// - Returns: the summaries, or `nil` when the store keeps no lists (``InMemoryListStore``): the registry's
     ///   memory is the only copy then, and answers (``ListRegistry/summaries(of:after:limit:)``).
-    /// - Complexity: a store reads ``ListSelection/ranges(after:)`` in order, each with one seek of an index on
-    ///   names, and reads at most `limit` lists in all (plus one per range, where it ends).
+    /// - Complexity: a store reads the ranges of ``ListSelection/ranges(after:)``, each from an index on names,
+    ///   at most `limit` lists of each, and no name outside them: a page costs the same however few of the
+    ///   stored lists the selection covers.
     func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]?
 }
 
