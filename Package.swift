@@ -243,8 +243,11 @@ let package = Package(
         .testTarget(
             name: "QuireStoreTests",
             dependencies: [
-                "QuireStore", "QuirePostgres", "QuireCore", "QuireAPI", "QuireHTTP", "QuireTesting", "quire",
+                "QuireStore", "QuirePostgres", "QuireCore", "QuireAPI", "QuireAuth", "QuireHTTP", "QuireTesting",
+                "quire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Files of an earlier schema, written by hand.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

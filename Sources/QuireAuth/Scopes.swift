@@ -27,6 +27,10 @@ public struct Scopes: Sendable, Equatable {
     /// Whether `write:` covers `list`.
     public func mayWrite(_ list: String) -> Bool { write.matches(list) }
 
+    /// What `read:` covers: list names (`read:inbox-alice`) and prefixes (`read:news-*` is `news-`; `read:*`
+    /// is the empty prefix, every list). A listing reads these ranges of names only.
+    public var readPatterns: (names: Set<String>, prefixes: Set<String>) { (read.names, read.prefixes) }
+
     /// Names and prefixes of one kind of scope. Sets: two claims that give the same scopes in another order, or
     /// one of them twice, are equal.
     private struct Patterns: Sendable, Equatable {

@@ -37,6 +37,9 @@ public struct VerifiedToken: Sendable, Equatable {
     /// Whether the token's `write:` scopes cover `list`.
     public func mayWrite(_ list: String) -> Bool { storage.scopes.mayWrite(list) }
 
+    /// The names and prefixes the token's `read:` scopes cover (``Scopes/readPatterns``).
+    public var readPatterns: (names: Set<String>, prefixes: Set<String>) { storage.scopes.readPatterns }
+
     public static func == (lhs: VerifiedToken, rhs: VerifiedToken) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.subject == rhs.subject && lhs.scopes == rhs.scopes && lhs.acceptedUntil == rhs.acceptedUntil)

@@ -30,8 +30,8 @@ extension PostgresListStore {
             }
             try writeRows(changes, list: list, on: connection)
             return try append(
-                list: list, version: next.version, kind: kind, body: ByteBuffer(bytes: body), isNew: previous == nil,
-                on: connection)
+                list: list, version: next.version, kind: kind, body: ByteBuffer(bytes: body),
+                sizes: (next.sectionCount, next.itemCount), isNew: previous == nil, on: connection)
         }
     }
 
@@ -51,7 +51,8 @@ extension PostgresListStore {
                 logger: logger
             ).wait(within: patience)
             return try append(
-                list: list, version: previous.version, kind: "delete", body: nil, isNew: false, on: connection)
+                list: list, version: previous.version, kind: "delete", body: nil, sizes: nil, isNew: false,
+                on: connection)
         }
     }
 
@@ -150,9 +151,11 @@ extension PostgresListStore {
     }
 
     /// Takes the log's next position (holding the counter's row lock to the end of the transaction, so
-    /// positions commit in order), sets the list's row and logs the change, and notifies.
+    /// positions commit in order), sets the list's row (version, position, and `sizes` as of that version;
+    /// `nil` for a delete, whose row is gone) and logs the change, and notifies.
     private func append(
-        list: String, version: UInt64, kind: String, body: ByteBuffer?, isNew: Bool, on connection: PostgresConnection
+        list: String, version: UInt64, kind: String, body: ByteBuffer?, sizes: (sections: Int, items: Int)?,
+        isNew: Bool, on connection: PostgresConnection
     ) throws -> Int64 {
         let rows = try connection.query(
             "UPDATE quire_feed SET position = position + 1 WHERE id = 1 RETURNING position", logger: logger
@@ -161,16 +164,24 @@ extension PostgresListStore {
             throw PostgresStoreError("the log's counter row is missing")
         }
         let stored = Int64(bitPattern: version)
-        if kind != "delete" {
+        if let sizes {
+            let (sections, items) = (Int64(sizes.sections), Int64(sizes.items))
             if isNew {
                 // A plain insert: a list created meanwhile by another instance is a unique violation.
                 _ = try connection.query(
-                    "INSERT INTO quire_list (name, version, position) VALUES (\(list), \(stored), \(position))",
+                    """
+                    INSERT INTO quire_list (name, version, position, sections, items, sized_version)
+                    VALUES (\(list), \(stored), \(position), \(sections), \(items), \(stored))
+                    """,
                     logger: logger
                 ).wait(within: patience)
             } else {
                 _ = try connection.query(
-                    "UPDATE quire_list SET version = \(stored), position = \(position) WHERE name = \(list)",
+                    """
+                    UPDATE quire_list SET version = \(stored), position = \(position),
+                        sections = \(sections), items = \(items), sized_version = \(stored)
+                    WHERE name = \(list)
+                    """,
                     logger: logger
                 ).wait(within: patience)
             }

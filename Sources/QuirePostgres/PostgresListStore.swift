@@ -113,6 +113,25 @@ public final class PostgresListStore: ListStore {
             name text PRIMARY KEY,
             version bigint NOT NULL)
         """,
+        // Listings (ListStore.summaries): each list's sizes, as of the version `sized_version` (every commit
+        // writes the three with the version; a row an earlier release wrote has none, or older ones, and is
+        // counted from its rows when listed), and the names in byte order (`COLLATE "C"`, whatever the
+        // database's collation). Added only when missing: ALTER TABLE and CREATE INDEX lock the table even when
+        // there is nothing to do, and other instances are using it.
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (
+                SELECT 1 FROM information_schema.columns
+                WHERE table_schema = current_schema() AND table_name = 'quire_list' AND column_name = 'sized_version')
+            THEN
+                ALTER TABLE quire_list
+                    ADD COLUMN sections bigint, ADD COLUMN items bigint, ADD COLUMN sized_version bigint;
+            END IF;
+            IF to_regclass('quire_list_by_name') IS NULL THEN
+                CREATE INDEX quire_list_by_name ON quire_list (name COLLATE "C");
+            END IF;
+        END $$
+        """,
         "COMMIT",
     ]
 

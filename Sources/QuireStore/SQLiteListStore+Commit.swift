@@ -16,7 +16,7 @@ extension SQLiteListStore {
         do {
             try database.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
-                    try self.write(changes, list: list, version: next.version, isNew: previous == nil, in: db)
+                    try self.write(changes, list: list, next: next, isNew: previous == nil, in: db)
                     return .commit
                 }
             }
@@ -31,6 +31,29 @@ extension SQLiteListStore {
     /// Stores `next` as the version of `list` (see ``commit(list:previous:next:write:)``).
     public func commit(list: String, previous: ListVersion?, next: ListVersion) throws {
         _ = try commit(list: list, previous: previous, at: 0, next: next, write: nil)
+    }
+
+    /// Stores new lists, all in one transaction (one sync of the file): an import, or a test's many lists. A
+    /// list of one of these names that is stored already is replaced. A registry serving this store is not
+    /// told: it goes on holding the lists it loaded (a listing, which reads the store, shows these at once).
+    ///
+    /// - Throws: ``StoreError``; nothing is stored then.
+    public func create(_ lists: some Sequence<(name: String, version: ListVersion)>) throws {
+        do {
+            try database.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    for (name, version) in lists {
+                        try self.write(
+                            version.storageChanges(since: nil), list: name, next: version, isNew: true, in: db)
+                    }
+                    return .commit
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.write(path, error)
+        }
     }
 
     /// Removes `list` and all its rows, in one transaction. (The registry holds the only writer of the
@@ -77,7 +100,7 @@ extension SQLiteListStore {
     }
 
     private func write(
-        _ changes: StorageChanges, list: String, version: UInt64, isNew: Bool, in db: Database
+        _ changes: StorageChanges, list: String, next: ListVersion, isNew: Bool, in db: Database
     ) throws {
         // A list the registry does not hold has no rows: clear any left by an earlier life of the name, whose
         // last version the new one went on from.
@@ -87,10 +110,11 @@ extension SQLiteListStore {
         }
         try db.execute(
             sql: """
-                INSERT INTO list (name, version) VALUES (?, ?)
-                ON CONFLICT (name) DO UPDATE SET version = excluded.version
+                INSERT INTO list (name, version, sections, items) VALUES (?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE
+                SET version = excluded.version, sections = excluded.sections, items = excluded.items
                 """,
-            arguments: [list, Int64(bitPattern: version)])
+            arguments: [list, Int64(bitPattern: next.version), next.sectionCount, next.itemCount])
         guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM list WHERE name = ?", arguments: [list]) else {
             throw StoreError.write(path, reason: "the list row vanished")
         }

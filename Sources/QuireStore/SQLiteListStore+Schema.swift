@@ -13,6 +13,9 @@ extension SQLiteListStore {
     ///   finds an item's row when a write touches it.
     /// - `retired` (v2): the last version of each deleted list, until its name is created again, which goes on
     ///   from there (``retiredVersion(of:)``): a version number never names two contents of a list.
+    /// - `list.sections`, `list.items` (v3): the list's sizes (items at every depth), written with its version by
+    ///   every commit, so that a listing (``summaries(of:after:limit:)``) reads one row per list and never its
+    ///   items. A file of an earlier release has them counted from its rows when it is opened.
     ///
     /// Position keys are blobs that sort as the elements do, with room between any two, so inserting or
     /// moving an item rewrites that item's row only (see ``StoragePosition``).
@@ -53,6 +56,16 @@ extension SQLiteListStore {
                         name TEXT PRIMARY KEY,
                         version INTEGER NOT NULL
                     ) WITHOUT ROWID;
+                    """)
+        }
+        migrator.registerMigration("v3: list sizes") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE list ADD COLUMN sections INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE list ADD COLUMN items INTEGER NOT NULL DEFAULT 0;
+                    UPDATE list SET
+                        sections = (SELECT count(*) FROM section WHERE section.list = list.id),
+                        items = (SELECT count(*) FROM item WHERE item.list = list.id);
                     """)
         }
         return migrator

@@ -24,6 +24,9 @@ private final class KeepingStore: ListStore {
     }
 
     func retiredVersion(of list: String) throws -> UInt64 { 0 }
+
+    /// `nil`: listed from the registry's memory, which loads every list kept here.
+    func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]? { nil }
 }
 
 /// The service's operations endpoints and error documents, over loopback HTTP.

@@ -8,12 +8,20 @@ import Testing
 
 @testable import QuireAPI
 
-/// A store whose commits of the lists named `slow…` wait until released (one signal each): a database that stopped
-/// answering.
+/// A store whose commits of the lists named `slow…`, and listings of the prefix `slow`, wait until released (one
+/// signal each): a database that stopped answering.
 private final class GatedStore: ListStoreDecorator {
     let base: any ListStore = InMemoryListStore()
     let entered = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
+
+    func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]? {
+        if selection.prefixes == ["slow"] {
+            entered.signal()
+            release.wait()
+        }
+        return try base.summaries(of: selection, after: after, limit: limit)
+    }
 
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
@@ -124,6 +132,53 @@ struct StoreWriteTests {
         #expect(service.registry.version(of: "slow") != nil)
         let metrics = try server.connect().request("GET", "/metrics").text
         #expect(metrics.contains(#"quire_http_requests_total{method="PUT",route="/v1/lists/{list}",status="201"} 2"#))
+    }
+
+    @Test("a listing waiting on its store holds up no other connection, and answers with its page and cache fields")
+    func slowListingHoldsUpNoOneElse() throws {
+        let store = GatedStore()
+        let (service, server) = try Self.serve(store)
+        defer { service.shutdown() }
+        var released = false
+        defer { if !released { store.release.signal() } }
+        let json = [("Content-Type", "application/json")]
+        for list in ["slow-1", "fast-1"] {
+            Thread { store.release.signal() }.start()  // the write of slow-1 waits in the store: let it through
+            #expect(
+                try server.connect().request(
+                    "PUT", "/v1/lists/\(list)", headers: json, body: Array(#"{"sections":[]}"#.utf8)
+                )
+                .status == 201)
+        }
+        while store.entered.wait(timeout: .now()) == .success {}
+        while store.release.wait(timeout: .now()) == .success {}
+
+        let listed = Mutex<ClientResponse?>(nil)
+        Thread {
+            let answer = try? server.connect(timeoutSeconds: 60).request("GET", "/v1/lists?prefix=slow")
+            listed.withLock { $0 = answer }
+        }.start()
+        #expect(store.entered.wait(timeout: .now() + 30) == .success, "the listing never reached the store")
+        for index in 0..<12 {
+            let answer = try? server.connect(timeoutSeconds: 30).request("GET", "/healthz")
+            #expect(answer?.status == 200, "connection \(index) was not answered while the listing waited")
+        }
+        let other = try? server.connect(timeoutSeconds: 30).request("GET", "/v1/lists?prefix=fast")
+        #expect(
+            other?.text
+                == #"{"lists":[{"list":"fast-1","version":1,"sections":0,"items":0}],"page":{"hasNext":false,"next":null}}"#
+        )
+        #expect(listed.withLock { $0 } == nil)
+
+        store.release.signal()
+        released = true
+        let deadline = ContinuousClock.now + .seconds(30)
+        while listed.withLock({ $0 }) == nil && ContinuousClock.now < deadline { usleep(10_000) }
+        let answer = try #require(listed.withLock { $0 })
+        #expect(answer.status == 200)
+        #expect(answer.text.contains(#"{"list":"slow-1","version":1,"sections":0,"items":0}"#))
+        #expect(answer.headers["Cache-Control"] == "no-cache")
+        #expect(answer.headers["ETag"]?.hasPrefix(#""h-"#) == true)
     }
 
     @Test("writes held in the store, more than the machine has cores, hold up no write of a list on another lane")

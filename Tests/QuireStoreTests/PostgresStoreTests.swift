@@ -9,26 +9,40 @@ import Testing
 
 /// The PostgreSQL server the tests use: `QUIRE_TEST_POSTGRES_URL` (a role that may create databases).
 /// `make test` starts one (scripts/pg-local) and sets it; each test makes a database of its own.
-private let serverURL = ProcessInfo.processInfo.environment["QUIRE_TEST_POSTGRES_URL"]
+let serverURL = ProcessInfo.processInfo.environment["QUIRE_TEST_POSTGRES_URL"]
 
 /// A fresh database on the test server, dropped at the end.
-private final class TestDatabase {
+final class TestDatabase {
     let settings: PostgresSettings
     private let admin: PostgresSettings
     private let name = "quire_test_\(UInt64.random(in: 0...UInt64.max))"
 
-    init(logRetention: Int = 100_000) throws {
+    /// - Parameter options: what `CREATE DATABASE` is given after the name (a collation).
+    init(logRetention: Int = 100_000, options: String = "") throws {
         admin = try PostgresSettings(url: serverURL!)
-        try Self.execute("CREATE DATABASE \(name)", admin)
+        try Self.execute("CREATE DATABASE \(name) \(options)", admin)
         var settings = admin
         settings.database = name
         settings.logRetention = logRetention
         self.settings = settings
     }
 
-    deinit { try? Self.execute("DROP DATABASE \(name) WITH (FORCE)", admin) }
+    deinit { _ = try? Self.execute("DROP DATABASE \(name) WITH (FORCE)", admin) }
 
-    private static func execute(_ sql: String, _ settings: PostgresSettings) throws {
+    /// Runs `sql` in this database, on a connection of its own (what another program, or an earlier release of
+    /// Quire, would write).
+    func execute(_ sql: String) throws {
+        try Self.execute(sql, settings)
+    }
+
+    /// The rows of `sql`, each as its columns' bytes as UTF-8 (`nil` for SQL's null): columns of type `text`
+    /// (cast the others in `sql`: values arrive in binary).
+    func rows(_ sql: String) throws -> [[String?]] {
+        try Self.execute(sql, settings).map { row in row.map { cell in cell.bytes.map { String(buffer: $0) } } }
+    }
+
+    @discardableResult
+    private static func execute(_ sql: String, _ settings: PostgresSettings) throws -> [PostgresRow] {
         var configuration = PostgresConnection.Configuration(
             host: settings.host, port: settings.port, username: settings.user, password: settings.password,
             database: settings.database, tls: .disable)
@@ -38,7 +52,8 @@ private final class TestDatabase {
             logger: Logger(label: "test")
         ).wait()
         defer { _ = try? connection.close().wait() }
-        _ = try connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test")).wait()
+        let result = try connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test")).wait()
+        return Array(result)
     }
 }
 

@@ -153,8 +153,9 @@ enum ResponseBodies {
         return out
     }
 
-    /// `{"lists":[{"list","version","sections","items"}…]}`.
-    static func listIndex(_ summaries: [ListRegistry.Summary]) -> [UInt8] {
+    /// `{"lists":[{"list","version","sections","items"}…],"page":{"hasNext","next"}}`: `next` is the cursor of
+    /// the next page, `null` on the last.
+    static func listIndex(_ summaries: some Collection<ListSummary>, next: String?) -> [UInt8] {
         var out: [UInt8] = Array(#"{"lists":["#.utf8)
         for (index, summary) in summaries.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -168,7 +169,11 @@ enum ResponseBodies {
             JSONWriter.writeInteger(summary.items, into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.appendLiteral("]}")
+        out.appendLiteral(#"],"page":{"hasNext":"#)
+        if next == nil { out.appendLiteral("false") } else { out.appendLiteral("true") }
+        out.appendLiteral(#","next":"#)
+        writeOptionalString(next, into: &out)
+        out.appendLiteral("}}")
         return out
     }
 

@@ -26,10 +26,18 @@ import Synchronization
 /// write before its store is closed. A write that arrives once the service is shutting down is not made: it
 /// is refused at once (`503 overloaded`, `Retry-After`), rather than started and waited for on the thread
 /// that received it while that thread's other connections drain.
+///
+/// The listing (`GET /v1/lists`), which reads the store, runs here too for the same reason (``deferredRead(_:)``),
+/// on lanes of its own: a listing waiting on the store holds up no write, and no stuck write holds up a listing.
 final class StoreWrites: Sendable {
     /// How many lists' writes can run at once, at most (fewer when two lists share a lane).
     static let laneCount = 16
     private let lanes = (0..<StoreWrites.laneCount).map { DispatchQueue(label: "quire.store-writes.\($0)") }
+    /// How many listings can read the store at once, at most.
+    static let readLaneCount = 4
+    private let readLanes = (0..<StoreWrites.readLaneCount).map { DispatchQueue(label: "quire.store-reads.\($0)") }
+    /// The read lane of the next listing (round robin).
+    private let nextReadLane = Atomic<Int>(0)
     /// The writes queued or running.
     private let running = DispatchGroup()
     private let isShuttingDown = Atomic<Bool>(false)
@@ -65,7 +73,28 @@ final class StoreWrites: Sendable {
         return .deferred(pending)
     }
 
-    /// Returns when no write is queued or running (at once when none is).
+    /// The reply of `read`, a route's read of the store, made on a read lane; the connection waits suspended until
+    /// it is ready. Refused at once, like a write, once the service is shutting down (its store is about to close).
+    func deferredRead(_ read: @escaping @Sendable () -> Response) -> Reply {
+        if isShuttingDown.load(ordering: .acquiring) {
+            return .response(
+                Problem.overloaded(
+                    "The service is shutting down. Retry (another instance, or this one once it is back).",
+                    retryAfterSeconds: 1
+                ).response)
+        }
+        let outcome = Outcome()
+        let pending = PendingResponse(onShutdown: { outcome.wait() })
+        let lane = nextReadLane.add(1, ordering: .relaxed).oldValue % Self.readLaneCount
+        readLanes[lane].async(group: running) {
+            let response = read()
+            outcome.set(response)
+            pending.resume(with: response)
+        }
+        return .deferred(pending)
+    }
+
+    /// Returns when no write (or read) is queued or running (at once when none is).
     func waitUntilIdle() {
         running.wait()
     }

@@ -60,6 +60,18 @@ struct Caller: Sendable {
         return true
     }
 
+    /// The lists the caller may read, for a listing: every list, or the names and prefixes of a JSON Web Token's
+    /// `read:` scopes. A pattern with a character no list name has (``PlainName``) covers no list and is left
+    /// out, so that only plain names reach the store's queries.
+    ///
+    /// - Complexity: O(*p* log *p*) for *p* `read:` patterns.
+    var readableLists: ListSelection {
+        guard case .token(let token) = credential else { return .all }
+        let (names, prefixes) = token.readPatterns
+        return ListSelection(
+            prefixes: prefixes.filter { $0.isEmpty || PlainName.isValid($0) }, names: names.filter(PlainName.isValid))
+    }
+
     /// Whether the caller's token covers writing `list` (static tokens are checked as tokens, not scopes).
     func mayWrite(_ list: String) -> Bool {
         if case .token(let token) = credential { return token.mayWrite(list) }

@@ -14,6 +14,16 @@ enum RequestInput {
         return name
     }
 
+    /// The `prefix` of a listing: `""` when absent or empty, else up to 128 characters of a list name's
+    /// (``PlainName``).
+    static func listPrefix(_ request: Request) throws(Problem) -> String {
+        guard let prefix = request.queryValue("prefix"), !prefix.isEmpty else { return "" }
+        guard PlainName.isValid(prefix) else {
+            throw Problem(.invalidRequest, detail: "prefix is up to 128 characters of A-Z a-z 0-9 . _ -.")
+        }
+        return prefix
+    }
+
     /// The body as JSON. `required: false` accepts an empty body (`nil`).
     static func json(_ request: Request, required: Bool = true) throws(Problem) -> JSONValue? {
         if request.body.isEmpty {

@@ -69,7 +69,7 @@ final class APIContext: Sendable {
     /// Adds every route of API.md §2–§4, each with the access it needs (checked by ``AccessControl``
     /// before the handler runs).
     func addRoutes(to router: inout Router) {
-        router.on("GET", "/v1/lists", access: .listIndex) { [self] in try listIndex($2) }
+        router.on("GET", "/v1/lists", access: .listIndex) { [self] in try listIndex($0, $2) }
         // Writes run off libmicrohttpd's threads (see StoreWrites): a commit waiting on the store must not hold
         // up the other connections of its worker thread.
         router.on("PUT", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in

@@ -4,14 +4,6 @@ import Synchronization
 /// writers of one list go one at a time, build the next version, have the store commit it, and only
 /// then publish it and tell the observers.
 public final class ListRegistry: Sendable {
-    /// A list's name, current version and counts, for listings.
-    public struct Summary: Sendable, Equatable {
-        public let name: String
-        public let version: UInt64
-        public let sections: Int
-        public let items: Int
-    }
-
     /// What a successful write did.
     public struct Commit: Sendable {
         /// The version now current.
@@ -105,15 +97,25 @@ public final class ListRegistry: Sendable {
         }
     }
 
-    /// Every list, sorted by name (byte order).
+    /// Up to `limit` of the lists `selection` covers whose names come after `after` (from the first when `nil`),
+    /// in name order (byte order of their UTF-8), with their versions and sizes: read from the store, which holds
+    /// every list whether this registry has loaded it or not (and, shared, those other instances wrote), or
+    /// from this registry's memory when the store keeps no lists (``InMemoryListStore``).
     ///
-    /// - Complexity: O(*l* log *l*) for *l* lists.
-    public func summaries() -> [Summary] {
+    /// - Throws: the store's error when it cannot be read.
+    /// - Complexity: the store's (``ListStore/summaries(of:after:limit:)``); from memory, O(*l* · *r* + *m* log
+    ///   *m*) for *l* lists, *r* ranges in `selection` and *m* lists of it after `after`.
+    public func summaries(of selection: ListSelection, after: String? = nil, limit: Int) throws -> [ListSummary] {
+        guard limit > 0, !selection.isEmpty else { return [] }
+        if let stored = try store.summaries(of: selection, after: after, limit: limit) { return stored }
         let lists = current.withLock { $0.versions }
-        return lists.map {
-            Summary(name: $0.key, version: $0.value.version, sections: $0.value.sectionCount, items: $0.value.itemCount)
+        let ranges = selection.ranges(after: after)
+        var summaries: [ListSummary] = []
+        for (name, version) in lists where ranges.contains(where: { $0.contains(name) }) {
+            summaries.append(ListSummary(name: name, version))
         }
-        .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        summaries.sort { ListNameRange.precedes($0.name, $1.name) }
+        return Array(summaries.prefix(limit))
     }
 
     /// The number of lists and of items in all of them.

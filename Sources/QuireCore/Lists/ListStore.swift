@@ -56,6 +56,18 @@ public protocol ListStore: Sendable {
     /// Called once a write of `list` that met a ``StoreConflict`` is over (committed or refused): a store
     /// may keep something for the next attempt (a shared store keeps the list locked) and drops it here.
     func endWrite(list: String)
+
+    /// Up to `limit` of the stored lists that `selection` covers and whose names come after `after` (from the
+    /// first when `nil`), in name order (byte order of their UTF-8), with their versions and sizes: every list
+    /// the store holds, whether a registry has it in memory or not, read without loading a list (a store keeps
+    /// each list's sizes beside it, up to date with every commit and delete).
+    ///
+    /// - Returns: the summaries, or `nil` when the store keeps no lists (``InMemoryListStore``): the registry's
+    ///   memory is the only copy then, and answers (``ListRegistry/summaries(of:after:limit:)``).
+    /// - Complexity: a store reads the ranges of ``ListSelection/ranges(after:)``, each from an index on names,
+    ///   at most `limit` lists of each, and no name outside them: a page costs the same however few of the
+    ///   stored lists the selection covers.
+    func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]?
 }
 
 extension ListStore {
@@ -95,6 +107,11 @@ public final class InMemoryListStore: ListStore {
 
     public func retiredVersion(of list: String) throws -> UInt64 {
         retired.withLock { $0[list] ?? 0 }
+    }
+
+    /// `nil`: the registry's memory holds the only copy of every list.
+    public func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]? {
+        nil
     }
 }
 
@@ -137,5 +154,9 @@ extension ListStoreDecorator {
 
     public func endWrite(list: String) {
         base.endWrite(list: list)
+    }
+
+    public func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]? {
+        try base.summaries(of: selection, after: after, limit: limit)
     }
 }

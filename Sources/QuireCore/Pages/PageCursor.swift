@@ -89,7 +89,6 @@ public struct PageCursor: Sendable, Equatable {
 
     // MARK: Encoding
 
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     /// 2: with the list's tag (cursors of format 1, without it, are refused).
     private static let formatVersion: UInt8 = 2
 
@@ -104,12 +103,12 @@ public struct PageCursor: Sendable, Equatable {
             Self.appendVarint(UInt64(utf8.count), to: &bytes)
             bytes += utf8
         }
-        return Self.base64URL(bytes)
+        return Base64URL.encode(bytes)
     }
 
     /// Decodes a cursor made by ``encoded``; `nil` for anything else.
     public init?(encoded text: String) {
-        guard text.utf8.count <= 2048, var bytes = Self.decodeBase64URL(text)?[...],
+        guard text.utf8.count <= 2048, var bytes = Base64URL.decode(text)?[...],
             bytes.popFirst() == Self.formatVersion, let rawDirection = bytes.popFirst(),
             let direction = Direction(rawValue: rawDirection), bytes.count >= 4
         else { return nil }
@@ -149,44 +148,5 @@ public struct PageCursor: Sendable, Equatable {
             shift += 7
         }
         return nil
-    }
-
-    private static func base64URL(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var index = 0
-        while index < bytes.count {
-            let chunk = bytes[index..<min(index + 3, bytes.count)]
-            var value = 0
-            for byte in chunk { value = value << 8 | Int(byte) }
-            value <<= 8 * (3 - chunk.count)
-            for position in 0...chunk.count {
-                out.append(alphabet[(value >> (18 - 6 * position)) & 0x3F])
-            }
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func decodeBase64URL(_ text: String) -> [UInt8]? {
-        var values: [Int] = []
-        for byte in text.utf8 {
-            guard let value = alphabet.firstIndex(of: byte) else { return nil }
-            values.append(value)
-        }
-        guard values.count % 4 != 1 else { return nil }
-        var bytes: [UInt8] = []
-        var index = 0
-        while index < values.count {
-            let chunk = values[index..<min(index + 4, values.count)]
-            var value = 0
-            for sextet in chunk { value = value << 6 | sextet }
-            value <<= 6 * (4 - chunk.count)
-            for position in 0..<(chunk.count - 1) {
-                bytes.append(UInt8((value >> (16 - 8 * position)) & 0xFF))
-            }
-            index += 4
-        }
-        return bytes
     }
 }
