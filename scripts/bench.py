@@ -22,11 +22,14 @@
                                                      gzip vs plain; requests/s of the cached page and of session
                                                      creation with Accept-Encoding: gzip vs without (page: both
                                                      against the reference in the same run)
-  scripts/bench.py streams [--count N] [--window W]  N sessions holding W-item windows each keep an event stream open
+  scripts/bench.py streams [--count N] [--window W] [--blocks]
+                                                     N sessions holding W-item windows each keep an event stream open
                                                      on one list: resident memory per idle stream beyond the session
                                                      (beside the stack's floor: bench/stream-reference.c, plain C on
-                                                     libmicrohttpd), then one 1-item write: time until every stream
-                                                     has delivered
+                                                     libmicrohttpd), each with its breakdown (pool pages, connection,
+                                                     response, own objects, allocator: bench/heap-census.c; --blocks
+                                                     lists the blocks), why streams were refused, then one 1-item
+                                                     write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
   scripts/bench.py instructions [--seconds S]        instructions per request of the read endpoints under valgrind's
