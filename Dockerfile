@@ -5,7 +5,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd-dev libmimalloc-dev libsqlite3-dev zlib1g-dev pkg-config \
+ && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift openapi.yaml ./
@@ -17,7 +17,7 @@ RUN swift build -c release --product quire --static-swift-stdlib \
 FROM debian:bookworm-slim AS runtime
 # Runtime libraries only: scripts/check-dockerfile keeps this list equal to what the binary links.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd12 libmimalloc2.0 libsqlite3-0 \
+ && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/lib/quire --create-home quire
 COPY --from=build /out/quire /usr/local/bin/quire

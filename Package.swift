@@ -171,14 +171,13 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
-            swiftSettings: serverSwiftSettings,
-            // mimalloc (Debian's libmimalloc2.0) is the process's allocator: linked, it takes malloc and free for
-            // Swift and libmicrohttpd alike. A session answer costs ~30 allocations (libmicrohttpd alone: a calloc
-            // and two mallocs per response field, which glibc's calloc serves without its thread cache): the
-            // sessions scenario went from 33,800 to 30,900 instructions a request (callgrind, docs/performance.md,
-            // "What keeps a request cheap"). scripts/wire-test checks that the binary and libmicrohttpd resolve
-            // malloc there.
-            linkerSettings: [.linkedLibrary("mimalloc", .when(platforms: [.linux]))]
+            // glibc's malloc, not mimalloc: libmicrohttpd mallocs each
+            // connection's 16 KiB memory pool, which mimalloc serves page-aligned from its 16 KiB size class, so an
+            // idle event stream kept two whole resident pages of it (its request at the start, the request's field
+            // records at the end) where glibc's packed pools share their edge pages: 10.4 instead of 6.7 KB per idle
+            // stream (`scripts/bench.py streams`, whose breakdown shows the pool's pages). scripts/wire-test checks
+            // that the binary and libmicrohttpd resolve malloc to glibc.
+            swiftSettings: serverSwiftSettings
         ),
         // The parsers that face the network as libFuzzer targets: scripts/fuzz builds them with AddressSanitizer
         // and libFuzzer's coverage; a plain build replays corpora.

@@ -11,7 +11,8 @@
  * one more connection and reads every stream with one epoll loop until each has delivered an event (a
  * line starting `event: `). It prints, in milliseconds after the write was sent: the first delivery, the
  * median and the last, and how many streams delivered. Loopback only. Heartbeat comments are read and
- * skipped; a stream that ends or is refused counts as not delivered.
+ * skipped; a stream that ends or is refused counts as not delivered. `ready` says why streams were refused: how
+ * many with each status, and how many connections ended before their head came.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -33,6 +34,7 @@ enum phase { OPENING, IDLE, DELIVERED, FAILED };
 struct stream {
     int fd;
     enum phase phase;
+    int status; /* the head's status; 0: the connection ended (or failed) before a head came */
     size_t used;
     char buffer[2048]; /* a sliding window over the stream: only the marker searched for matters */
 };
@@ -55,7 +57,8 @@ static void pump(struct stream *s) {
         if (s->phase == OPENING) {
             char *end = memmem(s->buffer, s->used, "\r\n\r\n", 4);
             if (end == NULL) continue;
-            if (strncmp(s->buffer + 9, "200", 3) != 0) {
+            s->status = atoi(s->buffer + 9);
+            if (s->status != 200) {
                 s->phase = FAILED;
                 return;
             }
@@ -121,7 +124,21 @@ int main(int argc, char **argv) {
             }
         }
     }
-    printf("ready %zu of %zu (%zu refused)\n", opened, count, refused);
+    /* Why streams were refused: a count per status, and those that ended before their head came. */
+    size_t by_status[600] = {0};
+    for (size_t index = 0; index < count; index++) {
+        const struct stream *s = streams[index];
+        if (s->phase == FAILED) by_status[s->status >= 0 && s->status < 600 ? s->status : 0]++;
+    }
+    printf("ready %zu of %zu (%zu refused", opened, count, refused);
+    const char *separator = ": ";
+    for (int status = 0; status < 600; status++) {
+        if (by_status[status] == 0) continue;
+        if (status == 0) printf("%s%zu ended before a head", separator, by_status[status]);
+        else printf("%s%zu with status %d", separator, by_status[status], status);
+        separator = ", ";
+    }
+    printf(")\n");
     fflush(stdout);
     if (fgets(line, sizeof line, stdin) == NULL) return 1;
 

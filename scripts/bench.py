@@ -22,11 +22,14 @@
                                                      gzip vs plain; requests/s of the cached page and of session
                                                      creation with Accept-Encoding: gzip vs without (page: both
                                                      against the reference in the same run)
-  scripts/bench.py streams [--count N] [--window W]  N sessions holding W-item windows each keep an event stream open
+  scripts/bench.py streams [--count N] [--window W] [--blocks]
+                                                     N sessions holding W-item windows each keep an event stream open
                                                      on one list: resident memory per idle stream beyond the session
                                                      (beside the stack's floor: bench/stream-reference.c, plain C on
-                                                     libmicrohttpd), then one 1-item write: time until every stream
-                                                     has delivered
+                                                     libmicrohttpd), each with its breakdown (pool pages, connection,
+                                                     response, own objects, allocator: bench/heap-census.c; --blocks
+                                                     lists the blocks), why streams were refused, then one 1-item
+                                                     write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
   scripts/bench.py instructions [--seconds S]        instructions per request of the read endpoints under valgrind's
@@ -35,7 +38,8 @@
 
 Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
 """
-import argparse, asyncio, base64, json, os, re, resource, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, asyncio, base64, bisect, json, mmap, os, re, resource, shutil, signal, socket, statistics, struct, subprocess, sys, \
+    tempfile, time
 import urllib.request
 
 from proc_times import cpu_seconds  # scripts/proc_times.py, beside this file
@@ -834,14 +838,174 @@ def wire(options):
           f"({'meets' if create_median >= 0.8 else 'BELOW'} the 0.8x target)")
 
 
-def stream_floor(client_binary, count, pool_bytes):
+class HeapCensus:
+    """bench/heap-census.c preloaded into one server: the heap blocks it allocates while recording is on and still
+    holds when it stops, each with the size asked for, the size its allocator gave and who asked for it, read
+    back from a file both map. `breakdown` sorts them into an idle stream's parts and matches libmicrohttpd's
+    connection pools with the pages the kernel holds for them (/proc/PID/pagemap)."""
+
+    HEADER_WORDS, ENTRY_WORDS = 8, 4
+
+    def __init__(self, entries=1 << 20):
+        directory = tempfile.mkdtemp(prefix="quire-census-")
+        self.library = os.path.join(directory, "heap-census.so")
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", self.library, os.path.join(BENCH, "heap-census.c"),
+                        "-ldl"], check=True)
+        self.path = os.path.join(directory, "census")
+        self.entries = entries
+        self.map = None
+
+    def environment(self):
+        """What the server's environment needs to carry the census."""
+        return {"LD_PRELOAD": self.library, "HEAP_CENSUS_FILE": self.path, "HEAP_CENSUS_ENTRIES": str(self.entries)}
+
+    def recording(self, on):
+        if self.map is None:
+            with open(self.path, "r+b") as f:
+                self.map = mmap.mmap(f.fileno(), 0)
+        struct.pack_into("<Q", self.map, 0, 1 if on else 0)
+
+    def blocks(self):
+        """(address, size asked, usable size, caller) of every block held; the count that did not fit."""
+        unpack = struct.unpack_from
+        capacity, _, lost = unpack("<3Q", self.map, 8)
+        start = self.HEADER_WORDS * 8
+        entries = [unpack("<4Q", self.map, start + index * 32) for index in range(capacity)]
+        return [entry for entry in entries if entry[0] > 1], lost
+
+    def breakdown(self, pid, count, pool_bytes, resident_growth):
+        """An idle stream's bytes, per stream: the pool's resident part (its pages the kernel holds), the
+        connection, the response and the server's own blocks (their sizes), the allocator's rounding of those
+        sizes, and the rest of the resident growth (pages only partly used, the allocator's own, stacks)."""
+        blocks, lost = self.blocks()
+        modules = [(start, end, path) for start, end, path in memory_map(pid)]
+        starts = [start for start, _, _ in modules]
+        symbols = {}
+
+        def where(address):
+            index = bisect.bisect_right(starts, address) - 1
+            if index < 0 or address >= modules[index][1]:
+                return "", None
+            path = modules[index][2]
+            if "libmicrohttpd" not in path:
+                return path, None
+            if path not in symbols:
+                base = min(start for start, _, p in modules if p == path)
+                symbols[path] = (base, exported_functions(path))
+            base, functions = symbols[path]
+            offset = address - base
+            for value, size, name in functions:
+                if value <= offset < value + size:
+                    return path, name
+            return path, None
+
+        parts = {"pool": 0, "connection": 0, "response": 0, "own": 0, "other": 0}
+        sizes = {part: {} for part in parts}  # part: {(size asked, size given): blocks}
+        rounding = 0
+        pools = []
+        server = os.path.realpath(f"/proc/{pid}/exe")
+        for address, size, usable, who in blocks:
+            path, function = where(who)
+            if "libmicrohttpd" in path:
+                if size == pool_bytes:
+                    pools.append((address, size))
+                    continue
+                part = "response" if function and "response" in function else "connection"
+            elif path == server:
+                part = "own"
+            else:
+                part = "other"
+            parts[part] += size
+            rounding += usable - size
+            sizes[part][(size, usable)] = sizes[part].get((size, usable), 0) + 1
+        page = os.sysconf("SC_PAGE_SIZE")
+        resident_pages, pool_pages = set(), set()
+        with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+            for address, size in pools:
+                first, last = address // page, (address + size - 1) // page
+                pagemap.seek(first * 8)
+                flags = struct.unpack(f"<{last - first + 1}Q", pagemap.read((last - first + 1) * 8))
+                for index, word in enumerate(flags):
+                    pool_pages.add(first + index)
+                    if word >> 63:
+                        resident_pages.add(first + index)
+        # A resident page counts for the bytes of it that pools hold (a page two pools share counts once).
+        resident = 0
+        ranges = sorted(pools)
+        for page_number in resident_pages:
+            low, high = page_number * page, (page_number + 1) * page
+            index = bisect.bisect_right(ranges, (high, 0))
+            for address, size in ranges[max(0, index - 3):index]:
+                resident += max(0, min(high, address + size) - max(low, address))
+        parts["pool"] = resident
+        named = sum(parts.values()) + rounding
+        per = max(len(pools), 1)
+        result = {name: value / count for name, value in parts.items()}
+        result.update(rounding=rounding / count, rest=(resident_growth - named) / count, pools=len(pools),
+                      pool_pages=len(resident_pages) / per, pool_bytes=pool_bytes, lost=lost,
+                      blocks=len(blocks) / count, sizes=sizes)
+        return result
+
+
+def memory_map(pid):
+    """(start, end, path) of every mapping of `pid`, by address."""
+    regions = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            fields = line.split()
+            start, end = (int(value, 16) for value in fields[0].split("-"))
+            regions.append((start, end, fields[5] if len(fields) > 5 else ""))
+    return sorted(regions)
+
+
+def exported_functions(path):
+    """(offset, size, name) of the functions a shared library exports (nm -D)."""
+    out = subprocess.run(["nm", "-D", "--defined-only", "-S", path], capture_output=True, text=True).stdout
+    functions = []
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) == 4 and fields[2] in ("T", "t"):
+            functions.append((int(fields[0], 16), int(fields[1], 16), fields[3]))
+    return functions
+
+
+def describe_blocks(parts, count, least=0.5):
+    """The blocks of each part held by at least `least` of the `count` streams each: how many a stream, of which
+    size (asked/given by the allocator)."""
+    lines = []
+    for part, sizes in parts["sizes"].items():
+        common = sorted(((blocks / count, size, usable) for (size, usable), blocks in sizes.items()
+                         if blocks / count >= least), key=lambda entry: (-entry[1] * entry[0]))
+        if common:
+            lines.append(f"  {part}: " + ", ".join(f"{share:.2f} x {size}/{usable} B" for share, size, usable in common))
+    return "\n".join(lines)
+
+
+def describe_breakdown(parts):
+    """One line: an idle stream's bytes by part (KB, per stream)."""
+    kb = lambda value: f"{value / 1024:.2f}"
+    line = (f"pool {kb(parts['pool'])} ({parts['pool_pages']:.2f} resident pages of its "
+            f"{parts['pool_bytes'] // 1024} KiB), connection {kb(parts['connection'])}, response "
+            f"{kb(parts['response'])}, own objects {kb(parts['own'])}, other libraries {kb(parts['other'])}, "
+            f"allocator rounding {kb(parts['rounding'])}, rest {kb(parts['rest'])} "
+            f"({parts['blocks']:.1f} blocks a stream)")
+    if parts["lost"]:
+        line += f"; {parts['lost']} blocks not counted (census table full)"
+    return line
+
+
+def stream_floor(client_binary, count, pool_bytes, census, preload=None):
     """bench/stream-reference.c, plain C on libmicrohttpd with Quire's per-connection memory pool, holding `count`
     idle streams opened by the same client: the resident memory per idle stream that the stack itself takes,
-    below which no server on it can go. Returns (bytes per stream, the client's delivery line)."""
+    below which no server on it can go. Returns (bytes per stream, the client's delivery line, the breakdown of
+    an idle stream's bytes: see HeapCensus)."""
     binary = compile_reference(os.path.join(BENCH, "stream-reference.c"))
     directory = os.path.dirname(binary)
+    environment = dict(os.environ, **census.environment())
+    if preload:
+        environment["LD_PRELOAD"] += " " + preload  # after the census, which passes calls on to it
     server = subprocess.Popen([binary, "0", str(pool_bytes)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              text=True)
+                              text=True, env=environment)
     children.append(server)
     port = int(server.stdout.readline().split()[1])
     paths = os.path.join(directory, "paths")
@@ -850,35 +1014,42 @@ def stream_floor(client_binary, count, pool_bytes):
             f.write(f"/stream/{index}\n")
     time.sleep(1)
     before = rss_mb(server.pid)
+    census.recording(True)
     client = subprocess.Popen([client_binary, str(port), paths, "/write", "{}"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     children.append(client)
     client.stdout.readline()  # `ready N`: every stream has its head
     time.sleep(2)
+    census.recording(False)
     after = rss_mb(server.pid)
+    growth = (after - before) * 1024 * 1024
+    breakdown = census.breakdown(server.pid, count, pool_bytes, growth)
     client.stdin.write("go\n")
     client.stdin.flush()
     delivered = client.stdout.readline().strip()
     client.wait(timeout=180)
     server.terminate()
     server.wait(timeout=30)
-    return (after - before) * 1024 * 1024 / count, delivered
+    return growth / count, delivered, breakdown
 
 
 def streams(options):
     """bench/stream-client.c opens an event stream for each of `count` sessions holding `window` items, on its
     own connection; the server's resident memory is read before and after (every stream idle), then one 1-item
     write is timed until every stream has delivered its event. The same client against bench/stream-reference.c
-    first gives the stack's own floor per idle stream, printed beside Quire's figure."""
+    first gives the stack's own floor per idle stream, printed beside Quire's figure. Both servers run with
+    bench/heap-census.c preloaded (it passes every allocation on to the server's own allocator), which gives the
+    breakdown of an idle stream's bytes printed under each figure."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, options.count + 4096), hard))
     binary = os.path.join(tempfile.mkdtemp(prefix="quire-streams-"), "stream-client")
     subprocess.run(["cc", "-O2", "-o", binary, os.path.join(BENCH, "stream-client.c")], check=True)
     pool_bytes = 16 << 10  # server.connectionMemoryBytes' default, which Quire runs with below
-    floor, floor_delivery = stream_floor(binary, options.count, pool_bytes)
+    floor, floor_delivery, floor_parts = stream_floor(binary, options.count, pool_bytes, HeapCensus())
+    census = HeapCensus()
     process, base = start_quire({"QUIRE_EVENTS_MAX_STREAMS": str(options.count + 100),
                                  "QUIRE_SERVER_CONNECTION_LIMIT": str(options.count + 1000),
-                                 "QUIRE_SESSIONS_CAPACITY": str(options.count + 1000)})
+                                 "QUIRE_SESSIONS_CAPACITY": str(options.count + 1000), **census.environment()})
     port = int(base.rsplit(":", 1)[1])
     put_feed(base, max(options.window * 2, 20_000))
     connection = Connection(port)
@@ -889,6 +1060,7 @@ def streams(options):
             f.write(f"/v1/sessions/{session}/events\n")
     time.sleep(2)
     before = rss_mb(process.pid)
+    census.recording(True)
     body = json.dumps({"ops": [{"op": "updateItems", "items": [{"id": "f10", "type": "row", "data": {"edited": True}}]}]})
     client = subprocess.Popen([binary, str(port), paths, "/v1/lists/feed/ops", body],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -902,8 +1074,15 @@ def streams(options):
             break
         time.sleep(0.1)
     time.sleep(2)
+    census.recording(False)
     after = rss_mb(process.pid)
     per_stream_kb = (after - before) * 1024 / max(open_streams, 1)
+    parts = census.breakdown(process.pid, max(open_streams, 1), pool_bytes, (after - before) * 1024 * 1024)
+    # What can refuse a stream, as the server counts it: sessions evicted (their streams get 404), connections
+    # refused when accepted, requests cut by the whole-request deadline.
+    evicted = metric(base, "quire_sessions_evicted_total")
+    refused = metric(base, "quire_http_connections_refused_total")
+    cut = metric(base, "quire_http_requests_cut_total")
     client.stdin.write("go\n")
     client.stdin.flush()
     result = client.stdout.readline().strip()
@@ -911,16 +1090,23 @@ def streams(options):
     last = re.search(r"last (\d+) ms", result)
     delivered_ok = client.returncode == 0 and last and int(last.group(1)) <= 1000
     print(f"streams: {options.count} sessions holding {options.window}-item windows; client: {ready}; "
-          f"{open_streams} streams open on the server")
-    print(f"streams-memory: {per_stream_kb:.2f} KB resident per idle stream beyond its session "
-          f"({before:.1f} MB before the streams, {after:.1f} MB with them; target <= 4 KB) "
-          f"{'ok' if per_stream_kb <= 4 else 'MISSED'}")
+          f"{open_streams} streams open on the server; {evicted} sessions evicted, {refused} connections refused, "
+          f"{cut} requests cut")
     floor_kb = floor / 1024
+    ratio = per_stream_kb / floor_kb
+    print(f"streams-memory: {per_stream_kb:.2f} KB resident per idle stream beyond its session "
+          f"({before:.1f} MB before the streams, {after:.1f} MB with them): {ratio:.2f}x the floor, "
+          f"{per_stream_kb - floor_kb:+.2f} KB (target <= 1.25x) {'ok' if ratio <= 1.25 else 'MISSED'}")
+    print(f"streams-memory, Quire's idle stream: {describe_breakdown(parts)}")
+    if options.blocks:
+        print(describe_blocks(parts, max(open_streams, 1)))
     print(f"streams-memory floor: {floor_kb:.2f} KB resident per idle stream for plain C on libmicrohttpd with the same "
-          f"{pool_bytes // 1024} KiB connection pool (bench/stream-reference.c, same client; {floor_delivery}); "
-          f"Quire: {per_stream_kb / floor_kb:.2f}x the floor, {per_stream_kb - floor_kb:+.2f} KB"
-          f"{'; the 4 KB target is below the floor' if floor_kb > 4 else ''}")
-    print(f"streams-delivery: {result} (target: the last <= 1000 ms) {'ok' if delivered_ok else 'MISSED'}")
+          f"{pool_bytes // 1024} KiB connection pool (bench/stream-reference.c, same client; {floor_delivery})")
+    print(f"streams-memory, the floor's idle stream: {describe_breakdown(floor_parts)}")
+    if options.blocks:
+        print(describe_blocks(floor_parts, options.count))
+    print(f"streams-delivery: {result} (target: every stream, the last <= 1000 ms) "
+          f"{'ok' if delivered_ok else 'MISSED'}")
 
 
 def malloc_counter():
@@ -1119,6 +1305,8 @@ def main():
     st = commands.add_parser("streams")
     st.add_argument("--count", type=int, default=10_000)
     st.add_argument("--window", type=int, default=2_000)
+    st.add_argument("--blocks", action="store_true",
+                    help="list the heap blocks an idle stream holds, by part and size (asked/given)")
     a = commands.add_parser("allocations")
     a.add_argument("--seconds", type=int, default=3)
     ins = commands.add_parser("instructions")

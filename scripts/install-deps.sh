@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Quire needs that are missing, through apt-get (with sudo when not root).
 #
-#   scripts/install-deps.sh            build and test: libmicrohttpd-dev, libmimalloc-dev (the allocator),
-#                                      libgnutls28-dev, libsqlite3-dev, zlib1g-dev, pkg-config, curl, python3; for
+#   scripts/install-deps.sh            build and test: libmicrohttpd-dev, libgnutls28-dev, libsqlite3-dev,
+#                                      zlib1g-dev, pkg-config, curl, python3; for
 #                                      the HTTPS tests openssl (test certificates), nginx (the deploy/nginx files)
 #                                      and testssl.sh; for scripts/wire-test prometheus (its promtool lints
 #                                      /metrics); for scripts/browser-test chromium, chromium-driver and a font
@@ -13,7 +13,7 @@
 #                                      scripts/pg-local): postgresql, nginx, curl, python3
 set -euo pipefail
 
-packages=(libmicrohttpd-dev libmimalloc-dev libgnutls28-dev libsqlite3-dev zlib1g-dev pkg-config curl python3 openssl nginx testssl.sh prometheus
+packages=(libmicrohttpd-dev libgnutls28-dev libsqlite3-dev zlib1g-dev pkg-config curl python3 openssl nginx testssl.sh prometheus
   chromium chromium-driver fonts-dejavu-core postgresql)
 if [ "${1:-}" = "bench" ]; then
   packages+=(wrk apache2-utils hey valgrind binutils)

@@ -12,7 +12,8 @@ import Synchronization
 // its own. That pair is not free here: the server is referenced weakly (by the metrics), so its count lives in
 // a side table and every retain of it takes the runtime's slow path (about 1.5% of a page's CPU, measured).
 
-/// What one request carries between libmicrohttpd's calls, and what its connection keeps across requests.
+/// What one request carries between libmicrohttpd's calls, and what its connection keeps across requests (its
+/// socket and TLS state; what helps its next request is kept by the thread instead: ``ThreadRequestCache``).
 ///
 /// One per connection, made when libmicrohttpd announces the connection and kept in its socket context until
 /// it closes (a retained reference); each request borrows it through its `void **` slot, from its request line to
@@ -61,37 +62,9 @@ final class RequestContext {
     /// The response was queued with its TLS records corked: the completion callback sends them.
     var isCorked = false
 
-    /// The path of the connection's previous request, kept across requests (see ``path(_:)``).
-    private var lastPath = ""
-    /// The buffer of the connection's previous request's fields, written over by the next one's when no request
-    /// holds it any longer (see ``RequestFields/of(_:sizes:reusing:)``). Accessed in one place, the access handler,
-    /// on the connection's thread, never while another access runs: the run-time exclusivity check (two calls into the
-    /// runtime, ~70 instructions a request, callgrind) is left out.
-    @exclusivity(unchecked) var fieldBuffer: FieldBytes?
-
     init(socket: Int32, isOwnedByRequest: Bool = false) {
         self.socket = socket
         self.isOwnedByRequest = isOwnedByRequest
-    }
-
-    /// The request's path (`url`, as libmicrohttpd decoded it) as a string: the previous request's string when
-    /// the bytes are the same. A connection's requests mostly repeat one path (a client polling its session's
-    /// changes, paging one list, a load balancer's health check): comparing the bytes costs a few dozen
-    /// instructions where decoding them (`String(cString:)`, validated, and copied to the heap past 15 bytes)
-    /// cost ~230, and an allocation for a session's path (callgrind). A path that was not valid UTF-8 is kept
-    /// repaired, so it never compares equal and is decoded every time, as before.
-    func path(_ url: UnsafePointer<CChar>) -> String {
-        var last = lastPath
-        let isSame = last.withUTF8 { bytes in
-            // strncmp stops at `url`'s end; a path's bytes hold no NUL.
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
-            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { strncmp(url, $0, bytes.count) == 0 }
-                && url[bytes.count] == 0
-        }
-        if isSame { return last }
-        last = String(cString: url)
-        lastPath = last
-        return last
     }
 
     /// Ready for the connection's next request: the request's state cleared, and what it held released (a
@@ -384,7 +357,10 @@ extension HTTPServer {
                 responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
                 context: context)
         }
-        var (headers, query) = RequestFields.of(connection, sizes: context.fieldSizes, reusing: &context.fieldBuffer)
+        let cache = ThreadRequestCache.current
+        var (headers, query) = cache._withUnsafeGuaranteedRef {
+            RequestFields.of(connection, sizes: context.fieldSizes, reusing: &$0.fieldBuffer)
+        }
         var body: [UInt8] = []
         if context.bodyBytesReceived > 0 || context.hasContentEncoding {
             switch decodeBody(context.body, headers: &headers, declared: context.hasContentEncoding) {
@@ -397,7 +373,7 @@ extension HTTPServer {
         }
         let request = Request(
             method: Self.methodName(method),
-            path: context.path(url),
+            path: cache._withUnsafeGuaranteedRef { $0.path(url) },
             query: query,
             headers: headers,
             body: body,

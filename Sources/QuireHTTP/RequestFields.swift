@@ -16,9 +16,9 @@ import Glibc
 ///
 /// `@unchecked Sendable` for its ``FieldBytes`` (a `ManagedBuffer`, which the standard library marks non-`Sendable`):
 /// its bytes are written only while no `RequestFields` holds it (inside `FieldBytes.make`, before the buffer is
-/// returned, or by `of` into a connection's kept buffer that `isKnownUniquelyReferenced` found held by that
-/// connection's context alone, on the connection's thread), and only ever read while one does; the other stored
-/// properties are values.
+/// returned, or by `of` into a thread's kept buffer that `isKnownUniquelyReferenced` found held by that thread's
+/// ``ThreadRequestCache`` alone, on that thread), and only ever read while one does; the other stored properties are
+/// values.
 public struct RequestFields: @unchecked Sendable, Sequence {
     /// `nil` for a request with no fields and no query.
     private let storage: FieldBytes?
@@ -62,11 +62,11 @@ public struct RequestFields: @unchecked Sendable, Sequence {
     /// has neither). `sizes`: the bytes each kind's records take, as the framing scan counted them
     /// (`quire_framing_fields`).
     ///
-    /// `kept` is the connection's buffer, kept from its previous request: written over when nothing else holds it
-    /// any longer (the previous request's fields are gone) and it is large enough, else replaced by a new one,
-    /// which is kept in turn when it is small (``FieldBytes/keptCapacity``). A connection's requests then cost no
-    /// allocation for their fields: ~190 instructions fewer a request, a `malloc` and a `free` with the release
-    /// that ran the buffer's deinitializer (callgrind).
+    /// `kept` is the thread's buffer (``ThreadRequestCache``), kept from the previous request it served: written over
+    /// when nothing else holds it any longer (the previous request's fields are gone) and it is large enough, else
+    /// replaced by a new one, which is kept in turn when it is small (``FieldBytes/keptCapacity``). Requests then
+    /// cost no allocation for their fields: ~190 instructions fewer a request, a `malloc` and a `free` with the
+    /// release that ran the buffer's deinitializer (callgrind).
     static func of(_ connection: OpaquePointer, sizes: (headers: Int, query: Int), reusing kept: inout FieldBytes?)
         -> (headers: RequestFields, query: RequestFields)
     {
@@ -76,7 +76,7 @@ public struct RequestFields: @unchecked Sendable, Sequence {
         }
         let count = headerBytes + queryBytes
         let storage: FieldBytes
-        // Unique: only the connection's context holds it, so no request's fields read these bytes any more.
+        // Unique: only the thread's cache holds it, so no request's fields read these bytes any more.
         if isKnownUniquelyReferenced(&kept), let buffer = kept, buffer.capacityBytes >= count {
             storage = buffer
         } else {
@@ -247,9 +247,9 @@ public struct RequestFields: @unchecked Sendable, Sequence {
 /// looked up the runtime's prespecialized metadata of `[UInt8]`'s storage on every request (~300 instructions,
 /// callgrind).
 final class FieldBytes: ManagedBuffer<Int, UInt8> {
-    /// The largest buffer a connection keeps for its next request's fields: a few times what a client's usual
-    /// fields take (a browser's ~500 bytes, a token's ~1 KB more). Up to ``HTTPServer/Configuration`` `connectionLimit`
-    /// of these stay allocated while their connections are open; a larger request's buffer is freed with it.
+    /// The largest buffer a thread keeps for its next request's fields: a few times what a client's usual fields take
+    /// (a browser's ~500 bytes, a token's ~1 KB more). One per libmicrohttpd thread stays allocated; a larger
+    /// request's buffer is freed with the request.
     static let keptCapacity = 4096
 
     /// The bytes it holds: its header, read through a pointer (reading `header` checks exclusive access at run

@@ -84,14 +84,14 @@ struct HTTPServerTests {
 
     @Test("a path that is not UTF-8 is repaired, and its repair never taken for the same bytes")
     func repairedPath() {
-        let context = RequestContext(socket: -1)
+        let cache = ThreadRequestCache()
         let invalid: [CChar] = [0x2F, 0x61, CChar(bitPattern: 0xFF), 0]
-        #expect(context.path(invalid) == "/a\u{FFFD}")
-        #expect(context.path(invalid) == "/a\u{FFFD}")
-        #expect(context.path(Array("/a\u{FFFD}".utf8CString)) == "/a\u{FFFD}")
-        #expect(context.path(Array("/a".utf8CString)) == "/a")
-        #expect(context.path(Array("".utf8CString)) == "")
-        #expect(context.path(Array("/a".utf8CString)) == "/a")
+        #expect(cache.path(invalid) == "/a\u{FFFD}")
+        #expect(cache.path(invalid) == "/a\u{FFFD}")
+        #expect(cache.path(Array("/a\u{FFFD}".utf8CString)) == "/a\u{FFFD}")
+        #expect(cache.path(Array("/a".utf8CString)) == "/a")
+        #expect(cache.path(Array("".utf8CString)) == "")
+        #expect(cache.path(Array("/a".utf8CString)) == "/a")
     }
 
     /// A connection's requests share one context (made when the connection opens): nothing of one request may

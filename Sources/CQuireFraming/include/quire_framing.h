@@ -114,4 +114,20 @@ void quire_fields_copy(
  */
 size_t quire_unescape(void *cls, struct MHD_Connection *connection, char *text);
 
+/*
+ * One pointer per thread for QuireHTTP's ThreadRequestCache: what a libmicrohttpd thread keeps from one request
+ * for the next. A C thread-local variable read through a plain call: Swift has no thread-locals, and
+ * pthread_getspecific behind a lazily made key cost ~25 instructions a request (the key's swift_once, the call
+ * through libc; callgrind), where this is a few.
+ */
+
+/** The calling thread's pointer, or NULL when none was set. */
+void *quire_thread_request_cache(void);
+
+/**
+ * Sets the calling thread's pointer (once per thread: it must be NULL), and has `release` called with it when
+ * the thread ends. Returns 0, or an errno when the thread's end cannot be told (the pointer is set all the same).
+ */
+int quire_thread_set_request_cache(void *cache, void (*release)(void *cache));
+
 #endif

@@ -114,6 +114,14 @@ public struct LRUTable<Key: Hashable, Value> {
         return removed
     }
 
+    /// Evicts the least recently used entry, unless that is `key` (the entry just inserted); returns its value.
+    ///
+    /// - Complexity: O(1).
+    public mutating func evictOldest(sparing key: Key) -> Value? {
+        guard oldest >= 0, slots[oldest].key != key else { return nil }
+        return remove(slot: oldest)
+    }
+
     /// Removes an entry; returns its value.
     ///
     /// - Complexity: O(1).

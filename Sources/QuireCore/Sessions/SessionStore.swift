@@ -14,8 +14,19 @@ import Synchronization
 /// was contended under load, measured with `scripts/bench.py load`). Eviction then takes the least recently
 /// used session of a stripe, which holds 1/16th of the sessions: from 4,096 sessions up, where that is a few
 /// hundred, close to the least recently used of all. A smaller store keeps one stripe and exact order.
+///
+/// The capacity is the store's, not a stripe's: a session is evicted only when the whole store is full. Ids are
+/// random, so stripes fill unevenly (10,000 sessions put ~625 in a stripe, give or take 25), and a stripe capped
+/// at its sixteenth evicted sessions of a store far from full: about one run in twelve of `scripts/bench.py
+/// streams` (10,000 sessions, capacity 11,000) lost a few, whose streams were then refused with `404`.
 public final class SessionStore: Sendable {
     private let stripes: [Stripe]
+    private let capacity: Int
+    /// Held while an insertion evicts past the capacity, so that two insertions at once evict the store's excess
+    /// once between them, not once each (lookups never take it).
+    private let fullness = Mutex(())
+    /// Sessions in all stripes, moved under each stripe's lock by what it added or removed.
+    private let held = Atomic<Int>(0)
     private let clock: @Sendable () -> UInt64
     private let evictions = Atomic<Int>(0)
     private let expirations = Atomic<Int>(0)
@@ -43,10 +54,9 @@ public final class SessionStore: Sendable {
     ) {
         let count = capacity >= Self.stripedFromCapacity ? Self.stripeCount : 1
         let idleTimeout = UInt64(idleSeconds * 1e9)
-        // The capacity shared out: the stripes' capacities add up to it.
-        stripes = (0..<count).map { index in
-            Stripe(capacity: capacity / count + (index < capacity % count ? 1 : 0), idleTimeout: idleTimeout)
-        }
+        // Each stripe may hold the whole capacity: `insert` evicts when the store is full, whatever the stripe.
+        stripes = (0..<count).map { _ in Stripe(capacity: capacity, idleTimeout: idleTimeout) }
+        self.capacity = capacity
         self.clock = clock
     }
 
@@ -60,13 +70,56 @@ public final class SessionStore: Sendable {
     /// Sessions that expired idle, since start.
     public var expirationCount: Int { expirations.load(ordering: .relaxed) }
     /// Sessions kept now.
-    public var count: Int { stripes.reduce(0) { $0 + $1.table.withLock { $0.count } } }
+    public var count: Int { held.load(ordering: .relaxed) }
 
-    /// Adds a new session (evicting the least recently used past the capacity).
+    /// `body` on the table of `stripe`, under its lock, with ``held`` moved by what `body` added or removed (an
+    /// insertion, an eviction, an expiry found on use): two loads on the path of a lookup.
+    @inline(__always)
+    private func withTable<Result>(
+        of stripe: Stripe, _ body: (inout LRUTable<SessionKey, Session>) -> Result
+    ) -> Result {
+        let (result, change) = stripe.table.withLock { table in
+            let before = table.count
+            let result = body(&table)
+            return (result, table.count - before)
+        }
+        if change != 0 { held.add(change, ordering: .relaxed) }
+        return result
+    }
+
+    /// Adds a new session; past the store's capacity, evicts the least recently used session of its stripe (of the
+    /// fullest stripe when the new session is alone in its own).
+    ///
+    /// - Complexity: O(1) amortized; O(stripes) when it evicts from another stripe.
     public func insert(_ session: Session) {
         let key = SessionKey(session.id)
-        let removed = stripe(of: key).table.withLock { $0.insert(key, session, now: clock()) }
+        let stripe = stripe(of: key)
+        var removed = withTable(of: stripe) { $0.insert(key, session, now: clock()) }
+        if held.load(ordering: .relaxed) > capacity {
+            removed.evicted += evictPastCapacity(from: stripe, sparing: key)
+        }
         count(removed)
+    }
+
+    /// Evicts least recently used sessions while the store holds more than its capacity: from `stripe` (the one
+    /// that just grew), else from the fullest stripe; never `key`, the session just inserted. One insertion at a
+    /// time, so that two evict no more than the store's excess between them.
+    private func evictPastCapacity(from stripe: Stripe, sparing key: SessionKey) -> [Session] {
+        fullness.withLock { _ in
+            var evicted: [Session] = []
+            while held.load(ordering: .relaxed) > capacity {
+                let session =
+                    withTable(of: stripe) { $0.evictOldest(sparing: key) }
+                    ?? withTable(of: fullestStripe()) { $0.evictOldest(sparing: key) }
+                guard let session else { break }  // the store holds `key` alone: a capacity of 0 is refused
+                evicted.append(session)
+            }
+            return evicted
+        }
+    }
+
+    private func fullestStripe() -> Stripe {
+        stripes.max { $0.table.withLock { $0.count } < $1.table.withLock { $0.count } }!
     }
 
     /// The session `id`, marked used; `nil` when unknown, expired, evicted or deleted.
@@ -76,13 +129,13 @@ public final class SessionStore: Sendable {
 
     /// The session of `key`, marked used; `nil` when unknown, expired, evicted or deleted.
     public func session(_ key: SessionKey) -> Session? {
-        stripe(of: key).table.withLock { $0.use(key, now: clock()) }
+        withTable(of: stripe(of: key)) { $0.use(key, now: clock()) }
     }
 
     /// Where a session stands: its `seq` and the version of its current window; marks it used, as ``session(_:)``
     /// does, without copying the session out (its windows retain each of their versions' tables).
     public func position(of key: SessionKey) -> (seq: UInt64, version: UInt64)? {
-        stripe(of: key).table.withLock { table in
+        withTable(of: stripe(of: key)) { table in
             table.use(key, now: clock()) { session in (session.seq, session.current.version.version) }
         }
     }
@@ -98,7 +151,7 @@ public final class SessionStore: Sendable {
     /// - Returns: `false` when the session is gone or was updated by another request meanwhile.
     public func update(_ session: Session, expectedRevision: UInt64) -> Bool {
         let key = SessionKey(session.id)
-        return stripe(of: key).table.withLock { table in
+        return withTable(of: stripe(of: key)) { table in
             // The clock is read under the lock, so that uses are stamped in order (see LRUTable.isIdle).
             // In place: the stored session is neither copied out nor looked up twice.
             table.modify(key, now: clock()) { stored in
@@ -113,19 +166,19 @@ public final class SessionStore: Sendable {
     @discardableResult
     public func remove(_ id: String) -> Bool {
         let key = SessionKey(id)
-        return stripe(of: key).table.withLock { $0.remove(key) } != nil
+        return withTable(of: stripe(of: key)) { $0.remove(key) } != nil
     }
 
     /// Removes every session of `list` (the list was deleted).
     ///
     /// - Complexity: O(*n*) in the number of sessions.
     public func removeAll(of list: String) {
-        for stripe in stripes { _ = stripe.table.withLock { $0.removeAll { $0.list == list } } }
+        for stripe in stripes { _ = withTable(of: stripe) { $0.removeAll { $0.list == list } } }
     }
 
     /// Drops the sessions idle for too long.
     public func sweep() {
-        for stripe in stripes { count(stripe.table.withLock { $0.sweep(now: clock()) }) }
+        for stripe in stripes { count(withTable(of: stripe) { $0.sweep(now: clock()) }) }
     }
 
     private func count(_ removed: LRUTable<SessionKey, Session>.Removed) {
