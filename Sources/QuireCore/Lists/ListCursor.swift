@@ -47,10 +47,7 @@ public struct ListCursor: Sendable, Equatable {
 
     /// 32-bit FNV-1a of the prefix, a separator no name holds (0xFF is no byte of UTF-8), and the name.
     private static func check(prefix: String, name: String) -> UInt32 {
-        var hash: UInt32 = 2_166_136_261
-        for byte in prefix.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        hash = (hash ^ 0xFF) &* 16_777_619
-        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return hash
+        CursorCheck.fnv1a(
+            name.utf8, from: CursorCheck.fnv1a(CollectionOfOne(0xFF), from: CursorCheck.fnv1a(prefix.utf8)))
     }
 }

@@ -47,3 +47,16 @@ enum Base64URL {
         return bytes
     }
 }
+
+/// 32-bit FNV-1a, the check both cursors carry (``PageCursor``'s list tag, ``ListCursor``'s): against mix-ups and
+/// edits, not a secret (cursors are not signed).
+enum CursorCheck {
+    static let offsetBasis: UInt32 = 2_166_136_261
+
+    /// `hash` continued over `bytes`.
+    static func fnv1a(_ bytes: some Sequence<UInt8>, from hash: UInt32 = offsetBasis) -> UInt32 {
+        var hash = hash
+        for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return hash
+    }
+}

@@ -42,9 +42,7 @@ public struct PageCursor: Sendable, Equatable {
 
     /// 32-bit FNV-1a of the list's name: a check against mix-ups, not a secret (cursors are not signed).
     static func listTag(of list: String) -> UInt32 {
-        var hash: UInt32 = 2_166_136_261
-        for byte in list.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return hash
+        CursorCheck.fnv1a(list.utf8)
     }
 
     /// How many ids a cursor carries at most.
