@@ -286,17 +286,19 @@ struct StoreWriteTests {
         // write to the store.
         let (service, server) = try Self.serve(store) { $0.http.connectionTimeoutSeconds = 600 }
         // Opened before the shutdown, which stops accepting connections; kept alive through it.
-        let late = try server.connect(timeoutSeconds: 60)
+        let late = try server.connect(timeoutSeconds: 600)
         #expect(try late.request("GET", "/healthz").status == 200)
         defer { for _ in 0..<4 { store.release.signal() } }  // never leave a commit waiting, whatever failed
 
         let written = Mutex<Result<Int, HTTPClientError>?>(nil)
         let answered = DispatchSemaphore(value: 0)
+        // The writer's answer comes only once the store is released below, after the shutdown began and the late
+        // write was refused: on a loaded machine that took over a minute, so its socket waits as long as the test.
         let writer = Thread {
             let outcome: Result<Int, HTTPClientError>
             do {
                 outcome = .success(
-                    try server.connect(timeoutSeconds: 60).request(
+                    try server.connect(timeoutSeconds: 600).request(
                         "PUT", "/v1/lists/slow", headers: [("Content-Type", "application/json")],
                         body: Array(#"{"sections":[{"id":"s","items":[]}]}"#.utf8)
                     ).status)
