@@ -32,6 +32,11 @@
                                                      write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
+  scripts/bench.py working-set [--lists N] [--items I] [--pages P] [--budget BYTES] [--folder DIR]
+                                                     N stored lists of I items (quire-bench seed-lists, SQLite): the
+                                                     restart to /readyz, resident memory after P first pages of
+                                                     random lists, each page's latency (cold, then again warm),
+                                                     and the budget's count against the resident memory it grew by
   scripts/bench.py instructions [--seconds S]        instructions per request of the read endpoints under valgrind's
                                                      callgrind, next to the reference's: a figure that does not move
                                                      with the machine's load (requests/s do, by 0.1x between runs)
@@ -1271,6 +1276,93 @@ def instructions(options):
         print(f"{name:32} {mine:21,} {ref:14,} {answered:17,}")
 
 
+def build_bench():
+    subprocess.run(["swift", "build", "-c", "release", "--product", "quire-bench"],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(ROOT, ".build", "release", "quire-bench")
+
+
+def percentile(values, share):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+def working_set(options):
+    """Lists beyond memory: only the lists in use are held, so a restart reads none and memory follows the pages
+    asked for, not the data set."""
+    import random
+    folder = options.folder or tempfile.mkdtemp(prefix="quire-working-set-")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"lists-{options.lists}x{options.items}.sqlite")
+    if not os.path.exists(path):
+        seeding = time.monotonic()
+        subprocess.run([build_bench(), "seed-lists", path + ".part", str(options.lists), str(options.items)],
+                       check=True)
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + ".part" + suffix):
+                os.rename(path + ".part" + suffix, path + suffix)
+        print(f"seeded {options.lists:,} lists x {options.items} items in {time.monotonic() - seeding:.0f} s")
+    print(f"data set: {options.lists:,} lists x {options.items} items, {os.path.getsize(path) / 1e6:,.0f} MB file "
+          f"(in the OS page cache: a warm restart); lists.memoryBytes {options.budget:,}")
+    binary = build()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = quire_environment(port, {"QUIRE_STORAGE_PATH": path, "QUIRE_DEMO_SEED": "false",
+                                   "QUIRE_LISTS_MEMORY_BYTES": str(options.budget)})
+    started = time.monotonic()
+    process = start([binary, "serve"], env=env, cwd=folder)
+    while True:
+        try:
+            if request("GET", base + "/readyz")[0] == 200:
+                break
+        except Exception:
+            pass
+        if time.monotonic() - started > 120 or process.poll() is not None:
+            sys.exit("quire did not become ready")
+        time.sleep(0.005)
+    ready = time.monotonic() - started
+    rss_ready = rss_mb(process.pid)
+    connection = Connection(port)
+    names = random.Random(46).sample(range(options.lists), options.pages)
+    timings = {}
+    for phase in ("cold", "warm"):
+        latencies = []
+        for index in names:
+            begun = time.perf_counter()
+            status, _ = connection.request("GET", f"/v1/lists/u-{index}")
+            latencies.append((time.perf_counter() - begun) * 1000)
+            if status != 200:
+                sys.exit(f"GET /v1/lists/u-{index}: {status}")
+        timings[phase] = latencies
+        if phase == "cold":
+            rss_after = rss_mb(process.pid)
+    counted = metric(base, "quire_lists_resident_bytes") / 1e6
+    resident = metric(base, "quire_lists_resident")
+    loads = metric(base, "quire_list_loads_total")
+    evictions = metric(base, "quire_list_evictions_total")
+    grown = rss_after - rss_ready
+    budget_mb = options.budget / 1e6 if options.budget else float("inf")
+    rows = [
+        ("restart to /readyz 200", f"{ready:.2f} s", "<= 1 s", ready <= 1),
+        (f"resident memory after the restart and {options.pages:,} first pages",
+         f"{rss_after:,.0f} MB (at ready {rss_ready:,.0f} MB)", "<= 300 MB" if options.lists <= 100_000
+         else f"<= budget + 200 MB", rss_after <= (300 if options.lists <= 100_000 else budget_mb + 200)),
+        (f"first page of a cold list, p99 (p50) of {options.pages:,}",
+         f"{percentile(timings['cold'], 0.99):.2f} ms ({percentile(timings['cold'], 0.5):.2f} ms)", "<= 10 ms",
+         percentile(timings["cold"], 0.99) <= 10),
+        ("the same pages again, lists held: p99 (p50)",
+         f"{percentile(timings['warm'], 0.99):.2f} ms ({percentile(timings['warm'], 0.5):.2f} ms)", "", None),
+        ("lists counted by the budget ÷ the resident memory they grew by",
+         f"{counted:.1f} MB / {grown:.1f} MB = {counted / grown if grown > 0 else float('nan'):.2f}",
+         "0.75-1.25", grown > 0 and 0.75 <= counted / grown <= 1.25),
+        ("lists held, loaded, left memory", f"{resident:,}, {loads:,}, {evictions:,}", "", None),
+    ]
+    width = max(len(row[0]) for row in rows)
+    for name, figure, target, met in rows:
+        verdict = "" if met is None else ("met" if met else "MISSED")
+        print(f"  {name:<{width}}  {figure:<34} {target:<18} {verdict}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -1311,11 +1403,18 @@ def main():
     a.add_argument("--seconds", type=int, default=3)
     ins = commands.add_parser("instructions")
     ins.add_argument("--seconds", type=int, default=6)
+    ws = commands.add_parser("working-set")
+    ws.add_argument("--lists", type=int, default=100_000)
+    ws.add_argument("--items", type=int, default=100)
+    ws.add_argument("--pages", type=int, default=1_000)
+    ws.add_argument("--budget", type=int, default=512 << 20, help="lists.memoryBytes")
+    ws.add_argument("--folder", help="where the data set's file is kept (and reused by later runs)")
     options = parser.parse_args()
     try:
         {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load,
          "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "wire": wire, "streams": streams,
-         "allocations": allocations, "instructions": instructions}[options.command](options)
+         "allocations": allocations, "instructions": instructions,
+         "working-set": working_set}[options.command](options)
     finally:
         stop_all()
 

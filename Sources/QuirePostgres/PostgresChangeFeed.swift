@@ -8,8 +8,9 @@ import Synchronization
 /// Brings every commit other instances make into this instance's registry: `LISTEN quire_changes` on a
 /// connection of its own to learn of commits at once, and a read of the log after the last position
 /// applied, at every notification, at least once a second (a notification can be lost with its
-/// connection), and after every reconnection. The registry replays each logged write on the version it
-/// holds (``ListRegistry/apply(_:)``); an instance behind the log's retention reloads every list.
+/// connection), and after every reconnection. The registry replays each logged write of a list it holds on the
+/// version it holds (``ListRegistry/apply(_:)``), and passes over the others (a list is read from the store when
+/// it is loaded); an instance behind the log's retention reads every list it holds again.
 ///
 /// One thread of its own, blocked on a semaphore while nothing happens. While it has no connection to the
 /// store, and until a read after (re)connecting has drained the log, the registry's replication status says
@@ -31,8 +32,8 @@ public final class PostgresChangeFeed: Sendable {
         var lastTrim = ContinuousClock.now
     }
 
-    /// - Parameter position: the log position the registry's lists were loaded at
-    ///   (``StoredLists/logPosition``).
+    /// - Parameter position: the log's position before the registry loaded any list
+    ///   (``PostgresListStore/currentLogPosition()``).
     public init(store: PostgresListStore, registry: ListRegistry, position: Int64, logger: Logger) {
         self.store = store
         self.registry = registry
@@ -143,13 +144,13 @@ public final class PostgresChangeFeed: Sendable {
             let position = self.position
             let (changes, oldest) = try store.changes(after: position, limit: Self.batch)
             if let first = changes.first?.position ?? oldest, first > position + 1 {
-                // The log no longer has what this instance lacks: reload every list.
+                // The log no longer has what this instance lacks: every list it holds is read again.
                 logger.warning(
-                    "change feed: behind the log's retention, reloading every list",
-                    metadata: ["position": "\(position)", "oldest": "\(first)"])
-                let stored = try store.loadShared(limits: registry.limits)
-                registry.reload(from: stored)
-                state.withLock { $0.position = max($0.position, stored.logPosition) }
+                    "change feed: behind the log's retention, reloading the lists held",
+                    metadata: ["position": "\(position)", "oldest": "\(first)", "lists": "\(registry.resident.lists)"])
+                let now = try store.currentLogPosition()
+                try registry.reloadResident()
+                state.withLock { $0.position = max($0.position, now) }
                 continue
             }
             guard !changes.isEmpty else {

@@ -4,27 +4,24 @@ import PostgresNIO
 public import QuireCore
 
 extension PostgresListStore {
-    /// Every stored list at its stored version.
+    /// Every stored list at its stored version (tools and tests), read in one `REPEATABLE READ` transaction.
     public func loadAll(limits: ListLimits) throws -> [String: ListVersion] {
-        try loadShared(limits: limits).lists
-    }
-
-    /// Every stored list, the log position of each, and the log position the snapshot is complete to: one
-    /// `REPEATABLE READ` transaction, so the rows, versions and positions are those of one moment.
-    public func loadShared(limits: ListLimits) throws -> StoredLists {
         try reading { connection in
-            let logPosition = try self.logPosition(on: connection)
-            var stored = StoredLists(lists: [:], logPosition: logPosition)
-            let rows = try connection.query("SELECT name, version, position FROM quire_list", logger: logger).wait(
+            var lists: [String: ListVersion] = [:]
+            let rows = try connection.query("SELECT name, version FROM quire_list", logger: logger).wait(
                 within: patience)
             for row in rows {
-                let (name, version, position) = try row.decode((String, Int64, Int64).self)
-                stored.lists[name] = try restore(
-                    name, version: UInt64(bitPattern: version), limits: limits, on: connection)
-                stored.positions[name] = position
+                let (name, version) = try row.decode((String, Int64).self)
+                lists[name] = try restore(name, version: UInt64(bitPattern: version), limits: limits, on: connection)
             }
-            return stored
+            return lists
         }
+    }
+
+    /// The log's position now: a list loaded after this has every change logged up to it (where the change feed
+    /// of an instance starts reading).
+    public func currentLogPosition() throws -> Int64 {
+        try reading { try logPosition(on: $0) }
     }
 
     /// One list as stored now, with the log position of its last change (for a list that does not exist,

@@ -4,10 +4,32 @@ internal import GRDBSQLite
 public import QuireCore
 
 extension SQLiteListStore {
-    /// Every stored list at its stored version, rebuilt exactly as it was committed.
+    /// One stored list at its stored version, rebuilt exactly as it was committed, or `nil` when the file holds
+    /// no list of that name (one lookup in the index on names). The log position is always 0 (no log).
     ///
-    /// Items are read in one scan of the `item` table in primary-key order (container, then position), and
-    /// each item's stored JSON bytes become its node as they are: nothing is parsed.
+    /// The list's sections are one range of the `section` table's primary key and its items one range of the
+    /// `item` table's, read in order: each item's stored JSON bytes become its node as they are, nothing parsed.
+    ///
+    /// - Throws: ``StoreError`` when the file cannot be read or the list's rows do not form a list.
+    /// - Complexity: O(*n* log *n*) for the list's *n* items, plus one index lookup.
+    public func load(list name: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
+        do {
+            return try database.read { db in
+                guard
+                    let row = try Row.fetchOne(
+                        db, sql: "SELECT id, version FROM list WHERE name = ?", arguments: [name])
+                else { return (nil, 0) }
+                return (try restore(name, row: row, limits: limits, in: db), 0)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.load(path, error)
+        }
+    }
+
+    /// Every stored list at its stored version (tools and tests: the service loads lists one at a time, when
+    /// they are first needed).
     ///
     /// - Throws: ``StoreError`` when the file cannot be read or its rows do not form lists.
     /// - Complexity: O(*n* log *n*) for *n* stored items.
@@ -15,18 +37,9 @@ extension SQLiteListStore {
         do {
             return try database.read { db in
                 var lists: [String: ListVersion] = [:]
-                let rows = try Row.fetchAll(db, sql: "SELECT id, name, version FROM list")
-                for row in rows {
-                    let id: Int64 = row["id"]
+                for row in try Row.fetchAll(db, sql: "SELECT id, name, version FROM list") {
                     let name: String = row["name"]
-                    let version: Int64 = row["version"]
-                    do {
-                        lists[name] = try ListVersion.restoring(
-                            version: UInt64(bitPattern: version), limits: limits,
-                            sections: try Self.sections(of: id, in: db), items: try Self.items(of: id, in: db))
-                    } catch let error as StoredListError {
-                        throw StoreError.load(path, reason: "list \"\(name)\": \(error)")
-                    }
+                    lists[name] = try restore(name, row: row, limits: limits, in: db)
                 }
                 return lists
             }
@@ -34,6 +47,19 @@ extension SQLiteListStore {
             throw error
         } catch {
             throw StoreError.load(path, error)
+        }
+    }
+
+    /// The list of a `list` row (its `id` and `version`), from its sections and items.
+    private func restore(_ name: String, row: Row, limits: ListLimits, in db: Database) throws -> ListVersion {
+        let id: Int64 = row["id"]
+        let version: Int64 = row["version"]
+        do {
+            return try ListVersion.restoring(
+                version: UInt64(bitPattern: version), limits: limits,
+                sections: try Self.sections(of: id, in: db), items: try Self.items(of: id, in: db))
+        } catch let error as StoredListError {
+            throw StoreError.load(path, reason: "list \"\(name)\": \(error)")
         }
     }
 

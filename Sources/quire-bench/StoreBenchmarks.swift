@@ -64,9 +64,7 @@ struct StoreBenchmarks {
 
     func registry(_ name: String) throws -> (ListRegistry, SQLiteListStore) {
         let store = try SQLiteListStore(path: folder.appendingPathComponent("\(name).sqlite").path)
-        let registry = ListRegistry(store: store, limits: ListLimits())
-        try registry.load()
-        return (registry, store)
+        return (ListRegistry(store: store, limits: ListLimits()), store)
     }
 
     func opsBatch() throws -> String {
@@ -175,14 +173,15 @@ struct StoreBenchmarks {
                 milliseconds {
                     do {
                         let registry = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
-                        try registry.load()
-                        loaded = registry.totals.items
+                        loaded = try (0..<4).reduce(0) {
+                            $0 + (try registry.loadedVersion(of: "list-\($1)")?.itemCount ?? 0)
+                        }
                     } catch { failure = error }
                 })
             if let failure { throw failure }
         }
         let sorted = samples.sorted()
         return
-            "startup-1m: open + load \(loaded) items (\(bytes / 1_000_000) MB file): median \((sorted[1] / 10).rounded() / 100) s (min \((sorted[0] / 10).rounded() / 100), max \((sorted[2] / 10).rounded() / 100))"
+            "startup-1m: open + load 4 lists on demand, \(loaded) items (\(bytes / 1_000_000) MB file): median \((sorted[1] / 10).rounded() / 100) s (min \((sorted[0] / 10).rounded() / 100), max \((sorted[2] / 10).rounded() / 100))"
     }
 }

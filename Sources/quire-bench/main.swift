@@ -11,6 +11,8 @@
 // `quire-bench store [FIGURE...]` prints the durable store's figures: ops-batch-10-on-10k and put-10k-1pct
 // (p50 and p99 in ms), startup-1m (seconds to open and load 1,000,000 stored items). QUIRE_BENCH_DIR sets
 // the folder of the database files (the temporary folder by default).
+//
+// `quire-bench seed-lists PATH COUNT ITEMS` writes the data set of `scripts/bench.py working-set`.
 import QuireCore
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -26,7 +28,16 @@ case "store":
         print("quire-bench store: \(error)")
         exit(1)
     }
+case "seed-lists":
+    do {
+        try SeedLists.run(Array(arguments.dropFirst()))
+    } catch {
+        print("quire-bench seed-lists: \(error)")
+        exit(1)
+    }
 default:
-    print("usage: quire-bench diff [FIGURE...] | quire-bench sessions [FIGURE...] | quire-bench store [FIGURE...]")
+    print(
+        "usage: quire-bench diff [FIGURE...] | quire-bench sessions [FIGURE...] | quire-bench store [FIGURE...] | quire-bench seed-lists PATH COUNT ITEMS"
+    )
     exit(arguments.isEmpty ? 0 : 64)
 }

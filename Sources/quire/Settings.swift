@@ -93,6 +93,7 @@ struct Settings: Equatable {
             ("pages.defaultLimit", .int(pages.defaultLimit)),
             ("pages.maxLimit", .int(pages.maxLimit)),
             ("pages.cacheEntries", .int(pages.cacheEntries)),
+            ("lists.memoryBytes", .int(QuireService.ListSettings().memoryBytes)),
             ("sessions.capacity", .int(sessions.capacity)),
             ("sessions.idleTimeout", .double(sessions.idleSeconds)),
             ("sessions.resetShare", .double(sessions.resetShare)),
@@ -196,6 +197,7 @@ struct Settings: Equatable {
         service.pages.defaultLimit = try config.requiredInt(forKey: "pages.defaultLimit")
         service.pages.maxLimit = try config.requiredInt(forKey: "pages.maxLimit")
         service.pages.cacheEntries = try config.requiredInt(forKey: "pages.cacheEntries")
+        service.lists.memoryBytes = try config.requiredInt(forKey: "lists.memoryBytes")
         service.sessions.capacity = try config.requiredInt(forKey: "sessions.capacity")
         service.sessions.idleSeconds = try config.requiredDouble(forKey: "sessions.idleTimeout")
         service.sessions.resetShare = try config.requiredDouble(forKey: "sessions.resetShare")
@@ -379,6 +381,7 @@ struct Settings: Equatable {
                 "server.cache.listStaleWhileRevalidate must not be negative"
             ),
             (service.cache.documentMaxAge >= 0, "server.cache.openapiMaxAge must not be negative"),
+            (service.lists.memoryBytes >= 0, "lists.memoryBytes must not be negative"),
             (service.sessions.capacity >= 1, "sessions.capacity must be at least 1"),
             (service.sessions.idleSeconds > 0, "sessions.idleTimeout must be positive"),
             (service.sessions.resetShare > 0, "sessions.resetShare must be positive"),

@@ -57,8 +57,8 @@ struct ObservabilityTests {
         #expect(text.contains(#"quire_http_request_duration_seconds_bucket{route="/v1/lists/{list}""#))
         #expect(text.contains("quire_store_write_duration_seconds_count 1"))
         #expect(text.contains("quire_sessions_active 1"))
-        #expect(text.contains("quire_lists 1"))
-        #expect(text.contains("quire_items 3"))
+        #expect(text.contains("quire_lists_resident 1"))
+        #expect(text.contains("quire_items_resident 3"))
         #expect(text.contains("quire_long_polls_waiting 0"))
         #expect(text.contains("quire_http_connections_open "))  // at least the scrape's own; others may be closing
         #expect(text.contains("quire_http_connections_refused_total 0"))

@@ -136,7 +136,7 @@ struct PostgresListingTests {
 
         let service = try await ListingService(store: store)
         defer { service.stop() }
-        #expect(service.service.registry.version(of: "old-tree")?.itemCount == 2)
+        #expect(try service.service.registry.loadedVersion(of: "old-tree")?.itemCount == 2)
         #expect(try service.walk() == expected)
         let insert = try service.server.request(
             "POST", "/v1/lists/old-tree/ops", headers: ListingService.writer + [("Content-Type", "application/json")],

@@ -76,9 +76,8 @@ private final class Instance: Sendable {
         settings.statementTimeoutSeconds = statementTimeout
         store = try PostgresListStore(settings: settings, logger: logger)
         registry = ListRegistry(store: store, limits: ListLimits())
-        try registry.load()
         feed = PostgresChangeFeed(
-            store: store, registry: registry, position: registry.loadedLogPosition, logger: logger)
+            store: store, registry: registry, position: try store.currentLogPosition(), logger: logger)
         if follow { feed.start() }
     }
 
@@ -87,10 +86,11 @@ private final class Instance: Sendable {
         store.close()
     }
 
-    /// Waits (up to 10 s) until the registry holds `list` at `version` or later.
+    /// Waits (up to 10 s) until the registry answers `list` at `version` or later: a list it holds in memory, as
+    /// the change feed brings it there; one it does not hold, as loaded from the store.
     func waitFor(_ list: String, version: UInt64) async throws {
         for _ in 0..<1_000 {
-            if let held = registry.version(of: list)?.version, held >= version { return }
+            if let held = try registry.loadedVersion(of: list)?.version, held >= version { return }
             try await Task.sleep(for: .milliseconds(10))
         }
         Issue.record("instance never reached version \(version) of \(list)")
@@ -110,6 +110,8 @@ struct PostgresStoreTests {
         let database = try TestDatabase()
         let (a, b) = (try Instance(database), try Instance(database))
         _ = try a.registry.write("shared") { _ throws(ListRegistry.WriteError) in emptyList }
+        // Both hold the list from the start (b follows it from now on), as two instances serving it would.
+        #expect(try b.registry.loadedVersion(of: "shared")?.version == 1)
         let acks = try await withThrowingTaskGroup(of: [(version: UInt64, id: String)].self) { group in
             for (name, instance) in [("a", a), ("b", b)] {
                 for writer in 0..<2 {
@@ -138,7 +140,8 @@ struct PostgresStoreTests {
         for (_, id) in acks { #expect(onA.containsItem(id)) }
         // A third instance started now loads the same list from the rows.
         let c = try Instance(database, follow: false)
-        #expect(c.registry.version(of: "shared")?.documentBytes == onA.documentBytes)
+        #expect(c.registry.version(of: "shared") == nil, "nothing is loaded at start")
+        #expect(try c.registry.loadedVersion(of: "shared")?.documentBytes == onA.documentBytes)
         #expect(a.registry.replication.counts.conflicts + b.registry.replication.counts.conflicts > 0)
         #expect(try a.store.rowCounts(of: "shared").items == 300)
     }
@@ -148,7 +151,7 @@ struct PostgresStoreTests {
         let database = try TestDatabase()
         let (a, b) = (try Instance(database, follow: false), try Instance(database, follow: false))
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["x", "y"]) }
-        try b.registry.load()
+        _ = try b.registry.loadedVersion(of: "l")
         // b removes x; a, not yet told, updates x: a's commit conflicts, a replays b's write, and x is gone.
         _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in
             .ops(["ops": [["op": "removeItems", "ids": ["x"]]]])
@@ -173,6 +176,7 @@ struct PostgresStoreTests {
         let (a, b) = (try Instance(database), try Instance(database))
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["old"]) }
         try await b.waitFor("l", version: 1)
+        #expect(b.registry.contains("l"), "held by b from now on, and followed")
         try a.registry.delete("l")
         // Created again, on the other instance: its versions go on from the deleted list's 1.
         #expect(
@@ -208,12 +212,13 @@ struct PostgresStoreTests {
         #expect(try a.store.retiredVersion(of: "l") == 0)
     }
 
-    @Test("an instance further behind than the log keeps reloads every list, then follows again")
+    @Test("an instance further behind than the log keeps reads every list it holds again, then follows again")
     func behindRetention() async throws {
         let database = try TestDatabase(logRetention: 100)
         let a = try Instance(database)
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }
         let b = try Instance(database, follow: false)
+        #expect(try b.registry.loadedVersion(of: "l")?.version == 1)
         for index in 0..<150 {
             _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("i\(index)") }
         }
@@ -224,13 +229,18 @@ struct PostgresStoreTests {
         let behind = PostgresChangeFeed(store: b.store, registry: b.registry, position: 0, logger: Logger(label: "t"))
         behind.start()
         defer { behind.stop() }
-        try await b.waitFor("l", version: 151)
+        for _ in 0..<1_000 where b.registry.version(of: "l")?.version != 151 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(b.registry.version(of: "l")?.documentBytes == a.registry.version(of: "l")?.documentBytes)
         #expect(b.registry.version(of: "gone") == nil)
         #expect(b.registry.replication.counts.fullReloads == 1)
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("after") }
-        try await b.waitFor("l", version: 152)
-        #expect(b.registry.version(of: "l")?.containsItem("after") == true)
+        for _ in 0..<1_000 where b.registry.version(of: "l")?.version != 152 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(b.registry.version(of: "l")?.containsItem("after") == true, "followed by the feed, not loaded again")
+        #expect(b.registry.loadCount == 2, "loaded once, read again once behind the log")
     }
 }
 
@@ -242,7 +252,7 @@ extension PostgresStoreTests {
         let database = try TestDatabase()
         let (a, b) = (try Instance(database, follow: false), try Instance(database, follow: false))
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["x", "y"]) }
-        try b.registry.load()
+        _ = try b.registry.loadedVersion(of: "l")
         try b.registry.delete("l")
         _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["n"]) }
         // a still holds the old version 1: its update of x conflicts, replays the delete and the new list, and
@@ -253,7 +263,8 @@ extension PostgresStoreTests {
             }
         }
         let fresh = try Instance(database, follow: false)
-        #expect(a.registry.version(of: "l")?.documentBytes == fresh.registry.version(of: "l")?.documentBytes)
+        #expect(
+            a.registry.version(of: "l")?.documentBytes == (try fresh.registry.loadedVersion(of: "l"))?.documentBytes)
         #expect(a.registry.version(of: "l")?.containsItem("n") == true)
     }
 
@@ -262,7 +273,7 @@ extension PostgresStoreTests {
         let database = try TestDatabase()
         let (a, b) = (try Instance(database, follow: false), try Instance(database, follow: false))
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["x"]) }
-        try b.registry.load()
+        _ = try b.registry.loadedVersion(of: "l")
         _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("y") }
         let told = Mutex<[UInt64?]>([])
         a.registry.observe { _, version in told.withLock { $0.append(version?.version) } }
@@ -278,7 +289,7 @@ extension PostgresStoreTests {
         let a = try Instance(database, follow: false, poolSize: 1, statementTimeout: 1)
         let b = try Instance(database, follow: false, statementTimeout: 2)
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }
-        try b.registry.load()
+        _ = try b.registry.loadedVersion(of: "l")
         for index in 0..<150 {
             _ = try b.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("i\(index)") }
         }

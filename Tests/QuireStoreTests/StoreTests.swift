@@ -97,7 +97,6 @@ struct StoreTests {
         let path = folder.path("quire.sqlite")
         do {
             let registry = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
-            try registry.load()
             for _ in 0..<3 {
                 _ = try registry.write("a") { previous throws(ListRegistry.WriteError) in
                     do {
@@ -108,8 +107,8 @@ struct StoreTests {
             }
         }
         let registry = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
-        #expect(try registry.load() == 1)
-        #expect(registry.version(of: "a")?.version == 3)
+        #expect(registry.version(of: "a") == nil, "nothing is loaded at start")
+        #expect(try registry.loadedVersion(of: "a")?.version == 3)
         let commit = try registry.write("a") { previous throws(ListRegistry.WriteError) in
             do { return try applying(previous!, #"{"op":"removeItems","ids":["m-1"]}"#) } catch {
                 throw .invalidOp(error as! OpError)
@@ -120,7 +119,7 @@ struct StoreTests {
         #expect(try SQLiteListStore(path: path).loadAll(limits: ListLimits()).isEmpty)
         // Created again after a restart: its versions go on from the deleted list's 4, kept in the file.
         let reopened = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
-        #expect(try reopened.load() == 0)
+        #expect(try reopened.loadedVersion(of: "a") == nil)
         let created = try reopened.write("a") { _ throws(ListRegistry.WriteError) in
             do { return try ListVersion(document: document(Self.sample)) } catch {
                 throw .invalidList(error as! ListValidationError)
@@ -129,14 +128,16 @@ struct StoreTests {
         #expect(created.version.version == 5)
         #expect(try SQLiteListStore(path: path).retiredVersion(of: "a") == 0)
         let restarted = ListRegistry(store: try SQLiteListStore(path: path), limits: ListLimits())
-        #expect(try restarted.load() == 1)
-        #expect(restarted.version(of: "a")?.version == 5)
+        #expect(try restarted.loadedVersion(of: "a")?.version == 5)
     }
 
-    @Test("a list's handle moves on with every version, is retired when the list is deleted or reloaded away")
+    @Test("a list's handle moves on with every version, is retired when the list is deleted or leaves memory")
     func listHandles() throws {
-        let registry = ListRegistry(store: try SQLiteListStore(path: ":memory:"), limits: ListLimits())
-        try registry.load()
+        // A budget of one byte: a list leaves memory as soon as nothing pins it.
+        let registry = ListRegistry(
+            store: try SQLiteListStore(path: ":memory:"), limits: ListLimits(), memoryBudget: 1)
+        registry.pins.add("a")
+        registry.pins.add("b")
         func write(_ name: String) throws {
             _ = try registry.write(name) { previous throws(ListRegistry.WriteError) in
                 do {
@@ -164,10 +165,16 @@ struct StoreTests {
         let (_, recreated, _) = try #require(registry.handledVersion(of: "a"))
         #expect(recreated !== handle)
         #expect(handle.currentGeneration == 0, "never current again")
-        // A load replaces what the registry holds: the handles of lists it replaces or removes move on.
+        // Out of memory (the budget is a byte) once unpinned: retired; loaded again, the list has a new handle.
         let b = try #require(registry.handledVersion(of: "b"))
-        try registry.load()
-        #expect(b.handle.currentGeneration != b.generation)
+        registry.pins.remove("b")
+        registry.enforceBudget()
+        #expect(registry.version(of: "b") == nil)
+        #expect(registry.contains("a"), "pinned")
+        #expect(b.handle.currentGeneration == 0)
+        registry.pins.add("b")
+        #expect(try registry.loadedVersion(of: "b")?.version == 1)
+        #expect(try #require(registry.handledVersion(of: "b")).handle !== b.handle)
     }
 
     @Test("one item written into a 100,000-item list writes a few rows, not the list")

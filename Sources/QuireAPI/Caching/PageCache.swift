@@ -110,8 +110,9 @@ final class ListResponse: Sendable {
         self.madeOf = madeOf
     }
 
-    /// The list has not moved on since the response was made of its version.
-    var isCurrent: Bool { madeOf.map { $0.list.currentGeneration == $0.generation } ?? false }
+    /// The list has not moved on since the response was made of its version (nor left memory); counts as a use
+    /// of the list (``ListRegistry/ListHandle/isCurrent(_:)``).
+    var isCurrent: Bool { madeOf.map { $0.list.isCurrent($0.generation) } ?? false }
 }
 
 /// What names a session's first window at a list's head: the generation of the list's version it is cut from

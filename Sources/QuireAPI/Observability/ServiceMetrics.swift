@@ -60,6 +60,8 @@ final class ServiceMetrics: RequestObserver {
     private struct ScrapeState {
         var evicted = 0
         var expired = 0
+        var loads = 0
+        var listEvictions = 0
         var refused = 0
         var cut = 0
         var droppedLines = 0
@@ -73,8 +75,13 @@ final class ServiceMetrics: RequestObserver {
         weak var server: HTTPServer?
     }
     let storeWrites: DurationHistogram
+    /// Loads of a list from the store.
+    private let listLoads: DurationHistogram
     private let lists: Gauge
     private let items: Gauge
+    private let listBytes: Gauge
+    private let loads: Counter
+    private let listEvictions: Counter
     private let sessions: Gauge
     private let waiting: Gauge
     private let streams: Gauge
@@ -108,8 +115,23 @@ final class ServiceMetrics: RequestObserver {
             descriptor: Self.name(
                 "quire_store_write_duration_seconds", "Time to commit one list write to the store, in seconds."),
             buckets: Self.seconds)
-        lists = registry.makeGauge(descriptor: Self.name("quire_lists", "Lists held."))
-        items = registry.makeGauge(descriptor: Self.name("quire_items", "Items held in every list, children included."))
+        listLoads = registry.makeDurationHistogram(
+            descriptor: Self.name(
+                "quire_list_load_seconds", "Time to load one list from the store into memory, in seconds."),
+            buckets: Self.seconds)
+        lists = registry.makeGauge(descriptor: Self.name("quire_lists_resident", "Lists held in memory."))
+        items = registry.makeGauge(
+            descriptor: Self.name("quire_items_resident", "Items of the lists held in memory, children included."))
+        listBytes = registry.makeGauge(
+            descriptor: Self.name(
+                "quire_lists_resident_bytes",
+                "Estimated bytes of the lists held in memory: what lists.memoryBytes bounds."
+            ))
+        loads = registry.makeCounter(
+            descriptor: Self.name("quire_list_loads_total", "Lists loaded from the store into memory."))
+        listEvictions = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_list_evictions_total", "Lists that left memory, least recently used, past lists.memoryBytes."))
         sessions = registry.makeGauge(descriptor: Self.name("quire_sessions_active", "Sessions open."))
         waiting = registry.makeGauge(descriptor: Self.name("quire_long_polls_waiting", "Long polls waiting."))
         streams = registry.makeGauge(
@@ -230,11 +252,17 @@ final class ServiceMetrics: RequestObserver {
         return series
     }
 
+    /// A list was loaded from the store in `duration` (``ListRegistry/observeLoads(_:)``).
+    func listLoaded(in duration: Duration) {
+        listLoads.record(duration)
+    }
+
     /// The exposition text, with the state gauges brought up to date.
     func scrape(_ context: APIContext) -> [UInt8] {
-        let totals = context.registry.totals
-        lists.set(Int64(totals.lists))
-        items.set(Int64(totals.items))
+        let resident = context.registry.resident
+        lists.set(Int64(resident.lists))
+        items.set(Int64(resident.items))
+        listBytes.set(Int64(resident.bytes))
         sessions.set(Int64(context.sessions.count))
         waiting.set(Int64(context.longPolls.count))
         streams.set(Int64(context.streams.count))
@@ -246,6 +274,8 @@ final class ServiceMetrics: RequestObserver {
             state = ScrapeState(
                 evicted: max(state.evicted, context.sessions.evictionCount),
                 expired: max(state.expired, context.sessions.expirationCount),
+                loads: max(state.loads, context.registry.loadCount),
+                listEvictions: max(state.listEvictions, context.registry.evictionCount),
                 refused: max(state.refused, server?.refusedConnections ?? 0),
                 cut: max(state.cut, server?.lateRequestsCut ?? 0),
                 droppedLines: max(state.droppedLines, accessLog?.droppedLines ?? 0),
@@ -272,6 +302,7 @@ final class ServiceMetrics: RequestObserver {
         }
         for (counter, delta) in [
             (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),
+            (loads, now.loads - before.loads), (listEvictions, now.listEvictions - before.listEvictions),
             (refused, now.refused - before.refused), (cut, now.cut - before.cut),
             (droppedLines, now.droppedLines - before.droppedLines),
             (bodyBytes, now.bodyBytes - before.bodyBytes), (sentBytes, now.sentBytes - before.sentBytes),

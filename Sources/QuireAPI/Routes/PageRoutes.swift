@@ -1,3 +1,4 @@
+import Logging
 import QuireCore
 import QuireHTTP
 
@@ -41,16 +42,45 @@ extension APIContext {
         // compressed, each with its own tag). A cached page costs one lookup; the version is read only to make
         // a page the cache does not hold, or holds of an older version.
         let query = PageQuery(list: name, limit: limit, after: after, before: before)
-        let page = pageCache.value(for: query, ifCurrent: \.isCurrent) { () -> ListResponse? in
-            guard let (version, list, generation) = registry.handledVersion(of: name) else { return nil }
-            let window = cursor?.page(in: version, limit: limit) ?? version.firstPage(limit: limit)
+        if let page = cachedPage(query, cursor: cursor) { return .prepared(page.response) }
+        // A store that keeps no lists holds none but those in memory.
+        guard registry.storeKeepsLists else { throw Self.listNotFound(name) }
+        let decoded = cursor
+        // Not held in memory: loaded from the store off libmicrohttpd's threads (a store slow to answer holds up
+        // no other connection), then answered as a list held all along.
+        return storeWrites.deferredRead { [self] in
+            let version: ListVersion?
+            do {
+                version = try registry.loadedVersion(of: name)
+            } catch {
+                logger.error("loading a list failed", metadata: ["list": "\(name)", "error": "\(error)"])
+                return Problem.overloaded(
+                    "The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1
+                )
+                .response
+            }
+            guard let version else { return Self.listNotFound(name).response }
+            // Left memory again at once (a budget smaller than the lists in use): answered from the loaded version.
+            let page =
+                cachedPage(query, cursor: decoded)?.response
+                ?? Self.pageResponse(
+                    list: name, window: decoded?.page(in: version, limit: limit) ?? version.firstPage(limit: limit),
+                    limit: limit, cacheControl: configuration.cache.headerValue(for: .revalidated))
+            return page.response
+        }
+    }
+
+    /// The page of `query` from the cache, or made of the list's current version and cached; `nil` when the list is
+    /// not held in memory.
+    private func cachedPage(_ query: PageQuery, cursor: PageCursor?) -> ListResponse? {
+        pageCache.value(for: query, ifCurrent: \.isCurrent) { () -> ListResponse? in
+            guard let (version, list, generation) = registry.handledVersion(of: query.list) else { return nil }
+            let window = cursor?.page(in: version, limit: query.limit) ?? version.firstPage(limit: query.limit)
             let response = Self.pageResponse(
-                list: name, window: window, limit: limit,
+                list: query.list, window: window, limit: query.limit,
                 cacheControl: configuration.cache.headerValue(for: .revalidated))
             return ListResponse(response, madeOf: (list, generation))
         }
-        guard let page else { throw Self.listNotFound(name) }
-        return .prepared(page.response)
     }
 
     private static func listNotFound(_ name: String) -> Problem {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Logging
 import QuireAuth
 import QuireCore
 import QuireHTTP
@@ -12,9 +13,45 @@ extension APIContext {
         let options = try SessionOptions(
             body, pages: configuration.pages, maxKeep: configuration.sessions.maxKeep,
             maxIDLength: registry.limits.maxIDLength)
-        guard let (version, _, generation) = registry.handledVersion(of: name) else {
-            throw Problem(.listNotFound, detail: "No list named \(name).")
+        // Pinned while the session is made, so that the list cannot leave memory before the session holds it.
+        registry.pins.add(name)
+        if let (version, _, generation) = registry.handledVersion(of: name) {
+            defer { registry.pins.remove(name) }
+            return .response(openSession(name, options, caller, version: version, generation: generation))
         }
+        registry.pins.remove(name)
+        guard registry.storeKeepsLists else { throw Problem(.listNotFound, detail: "No list named \(name).") }
+        if registry.isOverBudget {
+            registry.enforceBudget()  // sessions may have ended since the lists in use filled the budget
+        }
+        if registry.isOverBudget {
+            throw Problem.overloaded(
+                "The lists in use fill the memory budget (lists.memoryBytes): no session opens on a list not in memory until some sessions end. Retry shortly.",
+                retryAfterSeconds: 5)
+        }
+        // Not held in memory: loaded from the store off libmicrohttpd's threads, as a page is.
+        return storeWrites.deferredRead { [self] in
+            registry.pins.add(name)
+            defer { registry.pins.remove(name) }
+            do {
+                guard try registry.loadedVersion(of: name) != nil,
+                    let (version, _, generation) = registry.handledVersion(of: name)
+                else { return Problem(.listNotFound, detail: "No list named \(name).").response }
+                return openSession(name, options, caller, version: version, generation: generation)
+            } catch {
+                logger.error("loading a list failed", metadata: ["list": "\(name)", "error": "\(error)"])
+                return Problem.overloaded(
+                    "The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1
+                )
+                .response
+            }
+        }
+    }
+
+    /// A new session on `version` of `name` (of `generation`), stored; its first answer.
+    private func openSession(
+        _ name: String, _ options: SessionOptions, _ caller: Caller, version: ListVersion, generation: UInt64
+    ) -> Response {
         // A first window at the list's head is the same for every session opened on that page of that
         // version: it is cut, and its bytes made and compressed, once (clients opening a feed all start
         // there). Cutting it was a third of a session's creation (callgrind).
@@ -37,8 +74,8 @@ extension APIContext {
         sessions.insert(session)
         var headers = JSONResponse.headers
         headers.add("Location", "/v1/sessions/\(session.id)")
-        return .response(
-            Response(status: 201, headers: headers, parts: ResponseBodies.sessionPageParts(session, page: first.page)))
+        return Response(
+            status: 201, headers: headers, parts: ResponseBodies.sessionPageParts(session, page: first.page))
     }
 
     /// `GET /v1/sessions/{id}/changes?since=|seq=&extend=&limit=&wait=`. A long poll ends when the
@@ -244,9 +281,20 @@ extension APIContext {
     }
 
     func sessionAndList(_ id: String) throws(Problem) -> (Session, ListVersion) {
-        guard let key = SessionKey(validating: id), let session = sessions.session(key),
-            let latest = registry.version(of: session.list)
-        else { throw Self.sessionNotFound }
+        guard let key = SessionKey(validating: id), let session = sessions.session(key) else {
+            throw Self.sessionNotFound
+        }
+        if let latest = registry.version(of: session.list) { return (session, latest) }
+        // A session pins its list in memory; it is not held only when it was deleted (its sessions end) or reloaded
+        // by replication meanwhile: read from the store, rarely, on this thread.
+        let latest: ListVersion?
+        do {
+            latest = try registry.loadedVersion(of: session.list)
+        } catch {
+            logger.error("loading a list failed", metadata: ["list": "\(session.list)", "error": "\(error)"])
+            throw Problem.overloaded("The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1)
+        }
+        guard let latest else { throw Self.sessionNotFound }
         return (session, latest)
     }
 

@@ -5,8 +5,9 @@ import QuireHTTP
 import Synchronization
 
 extension APIContext {
-    /// Starts the once-a-second housekeeping thread: expired sessions are dropped, and with `demo.live`
-    /// the demo list changes every `demo.intervalSeconds`. Stopped by ``shutdown()``.
+    /// Starts the once-a-second housekeeping thread: expired sessions are dropped (and the lists only they held
+    /// may leave memory, if it is over its budget), and with `demo.live` the demo list changes every
+    /// `demo.intervalSeconds`. Stopped by ``shutdown()``.
     func startMaintenance() {
         guard maintenanceRunning.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
             return
@@ -19,7 +20,10 @@ extension APIContext {
             while maintenanceRunning.load(ordering: .relaxed) {
                 usleep(100_000)
                 ticks += 1
-                if ticks % 10 == 0 { sessions.sweep() }
+                if ticks % 10 == 0 {
+                    sessions.sweep()
+                    registry.enforceBudget()
+                }
                 guard demo.live, ticks % changeEvery == 0 else { continue }
                 changes += 1
                 do {

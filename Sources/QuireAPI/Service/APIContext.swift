@@ -40,7 +40,8 @@ final class APIContext: Sendable {
         self.configuration = configuration
         self.logger = logger
         sessions = SessionStore(
-            capacity: configuration.sessions.capacity, idleSeconds: configuration.sessions.idleSeconds)
+            capacity: configuration.sessions.capacity, idleSeconds: configuration.sessions.idleSeconds,
+            pins: registry.pins)
         longPolls = LongPolls(capacity: configuration.longPolls.maxWaiters)
         streams = EventStreams(
             capacity: configuration.events.maxStreams, heartbeatSeconds: configuration.events.heartbeatSeconds,
@@ -167,6 +168,13 @@ extension QuireService {
         public var maxStreams = 10_000
         /// Seconds between the comment lines that keep an idle stream open through proxies (default 15).
         public var heartbeatSeconds: Double = 15
+        public init() {}
+    }
+
+    public struct ListSettings: Sendable, Equatable {
+        /// Estimated bytes of the lists held in memory past which the least recently used lists that no session
+        /// holds leave memory (loaded again when next needed); 0: no bound (default 512 MiB).
+        public var memoryBytes = 512 << 20
         public init() {}
     }
 

@@ -8,7 +8,7 @@ enum DemoData {
 
     /// Creates the demo list unless a list of that name exists (a stored one is kept as it is).
     static func seedIfMissing(_ registry: ListRegistry) throws {
-        guard registry.version(of: listName) == nil else { return }
+        guard try registry.loadedVersion(of: listName) == nil else { return }
         // Every instance sharing a store seeds at start: the first commits, the others find the list.
         _ = try registry.write(listName) { previous throws(ListRegistry.WriteError) -> ListWrite? in
             previous == nil ? .replace(document()) : nil

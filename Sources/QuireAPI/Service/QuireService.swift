@@ -33,7 +33,9 @@ public final class QuireService: Sendable {
         let metrics = ServiceMetrics(
             accessLog: configuration.accessLog ? accessLog ?? LoggerAccessLog(logger: logger) : nil)
         let registry = ListRegistry(
-            store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits)
+            store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits,
+            memoryBudget: configuration.lists.memoryBytes)
+        registry.observeLoads { [metrics] in metrics.listLoaded(in: $0) }
         let context = APIContext(
             registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics,
             readiness: readiness)
@@ -59,15 +61,14 @@ public final class QuireService: Sendable {
     }
 
     /// Starts listening: `/healthz` answers from now on, `/readyz` and the product routes (`/v1`, `503
-    /// overloaded` until then: a list not loaded yet is neither missing nor new) once ``load()`` is done.
+    /// overloaded` until then) once ``load()`` is done.
     public func start() throws(HTTPServerError) {
         try server.start()
     }
 
-    /// Loads the stored lists, seeds the demo list when configured, and turns ready.
+    /// Seeds the demo list when configured, and turns ready. No list is read: each is loaded from the store when
+    /// a request first needs it.
     public func load() throws {
-        let count = try registry.load()
-        context.logger.info("lists loaded", metadata: ["lists": "\(count)", "items": "\(registry.totals.items)"])
         if context.configuration.demo.seed {
             try DemoData.seedIfMissing(registry)
         }
@@ -112,6 +113,8 @@ extension QuireService {
         public var longPolls = LongPollSettings()
         public var events = EventSettings()
         public var demo = DemoSettings()
+        /// The lists held in memory (`lists.*`).
+        public var lists = ListSettings()
         /// This instance's tag in session ids (`cluster.instance`), so that a load balancer can route every
         /// request of a session to it; `nil` for a single instance.
         public var instance: String?

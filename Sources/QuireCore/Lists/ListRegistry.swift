@@ -3,6 +3,13 @@ import Synchronization
 /// The named lists and their current versions: readers take a version without waiting for writers;
 /// writers of one list go one at a time, build the next version, have the store commit it, and only
 /// then publish it and tell the observers.
+///
+/// Only the lists in use are held (resident): a list is loaded from the store by the first request that
+/// needs it (``loadedVersion(of:)``, or a write), concurrent requests for it waiting on that one load (the
+/// list's write lock); a name the store does not hold costs one lookup and leaves nothing behind. Past
+/// ``memoryBudget`` bytes (counted by ``ListFootprint``), lists leave memory, the least recently used first
+/// (the CLOCK approximation: a list used since the hand last passed gets a second chance), unless sessions hold
+/// them (``pins``): those stay whatever the budget, and ``isOverBudget`` says when they alone exceed it.
 public final class ListRegistry: Sendable {
     /// What a successful write did.
     public struct Commit: Sendable {
@@ -12,38 +19,49 @@ public final class ListRegistry: Sendable {
         public let created: Bool
     }
 
-    private let current = Mutex(CurrentVersions())
+    private let residents = Mutex(Residents())
     private let writers = Mutex<[String: WriteLock]>([:])
     private let observers = Mutex<[@Sendable (String, ListVersion?) -> Void]>([])
+    private let loadObservers = Mutex<[@Sendable (Duration) -> Void]>([])
     private let store: any ListStore
     /// The limits every list is built with.
     public let limits: ListLimits
     /// What replication did (a shared store): conflicts retried, lists reloaded; the change feed adds its own.
     public let replication = ReplicationStatus()
+    /// The lists that sessions hold (and so their long polls and streams): they never leave memory.
+    public let pins = ListPins()
+    /// The bytes of lists held in memory past which unpinned lists leave it; 0: no bound. Not applied when the
+    /// store keeps no lists (``InMemoryListStore``): the registry's memory is their only copy then.
+    public let memoryBudget: Int
+    private let evicting = Atomic<Bool>(false)
+    private let overBudget = Atomic<Bool>(false)
+    private let loads = Atomic<Int>(0)
+    private let evictions = Atomic<Int>(0)
 
-    public init(store: any ListStore, limits: ListLimits) {
+    /// - Parameter memoryBudget: see ``memoryBudget``.
+    public init(store: any ListStore, limits: ListLimits, memoryBudget: Int = 0) {
         self.store = store
         self.limits = limits
+        self.memoryBudget = store.keepsLists ? max(0, memoryBudget) : 0
     }
 
-    /// Loads every stored list; replaces what the registry holds.
-    ///
-    /// - Returns: the number of lists loaded.
-    @discardableResult
-    public func load() throws -> Int {
-        let stored = try store.loadShared(limits: limits)
-        current.withLock { $0.replace(with: stored.lists) }
-        for (name, position) in stored.positions {
-            lock(for: name).withLock { $0 = position }
-        }
-        loadedPosition.store(stored.logPosition, ordering: .releasing)
-        return stored.lists.count
+    /// Lists loaded from the store since start (on demand, and reloaded by replication).
+    public var loadCount: Int { loads.load(ordering: .relaxed) }
+    /// Lists that left memory for the budget since start.
+    public var evictionCount: Int { evictions.load(ordering: .relaxed) }
+    /// Whether the lists held are over the budget with none left that may leave (sessions hold the rest): new
+    /// sessions on lists not held are refused meanwhile (see `docs/operations.md`).
+    public var isOverBudget: Bool { overBudget.load(ordering: .relaxed) }
+
+    /// The lists held in memory, their items and their estimated bytes (what ``memoryBudget`` bounds).
+    public var resident: (lists: Int, items: Int, bytes: Int) {
+        residents.withLock { ($0.entries.count, $0.items, $0.bytes) }
     }
 
-    /// The position in a shared store's log that the last ``load()`` was complete up to: where the change
-    /// feed starts reading.
-    public var loadedLogPosition: Int64 { loadedPosition.load(ordering: .acquiring) }
-    private let loadedPosition = Atomic<Int64>(0)
+    /// Calls `observer` with the time each load of a list from the store took.
+    public func observeLoads(_ observer: @escaping @Sendable (Duration) -> Void) {
+        loadObservers.withLock { $0.append(observer) }
+    }
 
     /// Calls `observer` after every committed write or delete (`nil` version) of any list, on the
     /// writer's thread, outside every lock.
@@ -51,30 +69,96 @@ public final class ListRegistry: Sendable {
         observers.withLock { $0.append(observer) }
     }
 
-    /// The current version of `name`, or `nil`.
+    /// The current version of `name` if it is held in memory, or `nil` (a list that does not exist, or one not
+    /// loaded: ``loadedVersion(of:)`` loads it).
     ///
     /// - Complexity: O(1), under a short lock.
     public func version(of name: String) -> ListVersion? {
-        current.withLock { $0[name] }
+        residents.withLock { $0.used(name)?.version }
     }
 
-    /// Whether a list named `name` exists (its version is not copied out: a dictionary's getter would retain and
-    /// release each of its tables).
+    /// Whether a list named `name` is held in memory (its version is not copied out: a dictionary's getter would
+    /// retain and release each of its tables).
     public func contains(_ name: String) -> Bool {
-        current.withLock { $0.handles[name] != nil }
+        residents.withLock { $0.entries.index(forKey: name) != nil }
+    }
+
+    /// Whether the store keeps the lists: when it does not (``InMemoryListStore``), a list not held does not exist.
+    public var storeKeepsLists: Bool { store.keepsLists }
+
+    /// The lists with a write lock now: those held, and those being loaded or written (for tests).
+    var lockCount: Int { writers.withLock { $0.count } }
+
+    /// The current version of `name`: held in memory, else loaded from the store (by one caller at a time:
+    /// concurrent callers for the same list wait on its first load and find it loaded); `nil` when the list
+    /// does not exist, which costs one lookup in the store and leaves nothing in memory.
+    ///
+    /// - Throws: the store's error when it cannot be read.
+    public func loadedVersion(of name: String) throws -> ListVersion? {
+        if let held = version(of: name) { return held }
+        let loaded = try withListLock(name) { position throws in try held(name, position: &position) }
+        enforceBudget()
+        return loaded
+    }
+
+    /// Under `name`'s lock: its version, loaded from the store when it is not held.
+    private func held(_ name: String, position: inout Int64) throws -> ListVersion? {
+        if let held = version(of: name) { return held }
+        let start = ContinuousClock.now
+        let (stored, storedPosition) = try store.load(list: name, limits: limits)
+        let elapsed = ContinuousClock.now - start
+        loads.add(1, ordering: .relaxed)
+        for observer in loadObservers.withLock({ $0 }) { observer(elapsed) }
+        position = storedPosition
+        guard let stored else { return nil }
+        publish(name, stored)
+        return stored
+    }
+
+    /// Under `name`'s lock: makes `version` current, with its footprint (measured outside the registry's lock).
+    private func publish(_ name: String, _ version: ListVersion) {
+        let held = residents.withLock { $0.entries[name]?.footprint }
+        let footprint = held?.following(version) ?? ListFootprint(measuring: version)
+        residents.withLock { $0.set(name, version, footprint: footprint) }
+    }
+
+    /// Under `name`'s lock: the list is gone (deleted).
+    private func unpublish(_ name: String) {
+        residents.withLock { $0.remove(name) }
     }
 
     /// A list as a cache of what is made from its versions holds it: whether the version something was made
     /// from is still the list's current one is one atomic load, with no lookup of the list by its name.
     ///
-    /// A list's handle lasts as long as the list: the list deleted, its handle is retired (never current again),
-    /// and a list created again under the name has a new one.
+    /// A list's handle lasts as long as the list stays in memory: the list deleted or out of memory, its handle
+    /// is retired (never current again), and the list created again or loaded again under the name has a new one.
     public final class ListHandle: Sendable {
         private let generation = Atomic<UInt64>(0)
+        /// Set by every use; cleared by the eviction's hand as it passes (a second chance).
+        private let used = Atomic<Bool>(true)
 
         /// The generation of the list's current version: numbered process-wide, so that no two versions of any
         /// lists share one; 0 once the list is gone.
         public var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
+
+        /// Whether `generation` is the list's current one; counts as a use of the list when it is (a cache
+        /// answering from it keeps the list in memory).
+        public func isCurrent(_ generation: UInt64) -> Bool {
+            guard self.generation.load(ordering: .acquiring) == generation else { return false }
+            markUsed()
+            return true
+        }
+
+        /// The list was used: the eviction's hand passes it over once. A load before the store, so that lists in
+        /// constant use do not write the same cache line from every thread.
+        public func markUsed() {
+            if !used.load(ordering: .relaxed) { used.store(true, ordering: .relaxed) }
+        }
+
+        /// Whether the list was used since the last call (and clears the mark).
+        fileprivate func takeUse() -> Bool {
+            used.load(ordering: .relaxed) && used.exchange(false, ordering: .relaxed)
+        }
 
         /// The list has a new current version: its generation, the next process-wide.
         fileprivate func advance() {
@@ -89,11 +173,11 @@ public final class ListRegistry: Sendable {
     }
 
     /// The current version of `name` with its handle and the version's generation (see ``ListHandle``), read
-    /// together, or `nil`.
+    /// together, if it is held in memory; else `nil`.
     public func handledVersion(of name: String) -> (version: ListVersion, handle: ListHandle, generation: UInt64)? {
-        current.withLock { current in
-            guard let version = current[name], let handle = current.handles[name] else { return nil }
-            return (version, handle, handle.currentGeneration)
+        residents.withLock { residents in
+            guard let entry = residents.used(name) else { return nil }
+            return (entry.version, entry.handle, entry.handle.currentGeneration)
         }
     }
 
@@ -108,7 +192,7 @@ public final class ListRegistry: Sendable {
     public func summaries(of selection: ListSelection, after: String? = nil, limit: Int) throws -> [ListSummary] {
         guard limit > 0, !selection.isEmpty else { return [] }
         if let stored = try store.summaries(of: selection, after: after, limit: limit) { return stored }
-        let lists = current.withLock { $0.versions }
+        let lists = residents.withLock { $0.entries.mapValues(\.version) }
         let ranges = selection.ranges(after: after)
         var summaries: [ListSummary] = []
         for (name, version) in lists where ranges.contains(where: { $0.contains(name) }) {
@@ -116,11 +200,6 @@ public final class ListRegistry: Sendable {
         }
         summaries.sort { ListNameRange.precedes($0.name, $1.name) }
         return Array(summaries.prefix(limit))
-    }
-
-    /// The number of lists and of items in all of them.
-    public var totals: (lists: Int, items: Int) {
-        current.withLock { lists in (lists.versions.count, lists.versions.values.reduce(0) { $0 + $1.itemCount }) }
     }
 
     /// Builds and commits the next version of `name` from a write that every instance can replay: what
@@ -194,14 +273,17 @@ public final class ListRegistry: Sendable {
         var events = Events()
         // Versions replayed while catching up are announced whatever the outcome of the write.
         defer { notify(events) }
-        return try lock(for: name).withLock { position throws(WriteError) -> Commit in
+        defer { enforceBudget() }
+        return try withListLock(name) { position throws(WriteError) -> Commit in
             var attempt = 0
             var conflicted = false
             defer { if conflicted { store.endWrite(list: name) } }
             var verified = false
             while true {
                 attempt += 1
-                let previous = version(of: name)
+                // A list not held is loaded first (a write to it behaves as on a list held all along).
+                let previous: ListVersion?
+                do { previous = try held(name, position: &position) } catch { throw WriteError(storeFailure: error) }
                 let made: (ListWrite?, ListVersion)?
                 do throws(WriteError) {
                     if mustExist && previous == nil { throw .listNotFound }
@@ -241,7 +323,7 @@ public final class ListRegistry: Sendable {
                 // Ids that came and went: the same version on a table of the ids in use (the store keeps ids,
                 // not keys, so it needs no new row).
                 if next.wantsCompaction { next = next.compacted() }
-                current.withLock { $0[name] = next }
+                publish(name, next)
                 events.append(name, next)
                 return Commit(version: next, created: previous == nil)
             }
@@ -254,7 +336,7 @@ public final class ListRegistry: Sendable {
     public func delete(_ name: String, ifMatch: IfMatch? = nil) throws(WriteError) {
         var events = Events()
         defer { notify(events) }
-        try lock(for: name).withLock { position throws(WriteError) in
+        try withListLock(name) { position throws(WriteError) in
             var attempt = 0
             var conflicted = false
             defer { if conflicted { store.endWrite(list: name) } }
@@ -262,8 +344,10 @@ public final class ListRegistry: Sendable {
             while true {
                 attempt += 1
                 let previous: ListVersion
+                let loaded: ListVersion?
+                do { loaded = try held(name, position: &position) } catch { throw WriteError(storeFailure: error) }
                 do throws(WriteError) {
-                    guard let held = version(of: name) else { throw .listNotFound }
+                    guard let held = loaded else { throw .listNotFound }
                     if let ifMatch, !ifMatch.matches(held.version) { throw .versionMismatch(current: held.version) }
                     previous = held
                 } catch {
@@ -281,17 +365,18 @@ public final class ListRegistry: Sendable {
                 } catch {
                     throw WriteError(storeFailure: error)
                 }
-                current.withLock { $0[name] = nil }
+                unpublish(name)
                 events.append(name, nil)
                 return
             }
         }
     }
 
-    /// Applies changes other instances committed to a shared store (its change feed), in log order: each
-    /// write is replayed on the version it was made on, so the list is not reloaded. A change this
-    /// registry already holds (its own commit, or one replayed when a write lost a race) is skipped. A
-    /// change that does not follow the version held (a change missed) reloads that list from the store.
+    /// Applies changes other instances committed to a shared store (its change feed), in log order, to the lists
+    /// held in memory: each write is replayed on the version it was made on, so the list is not reloaded. A
+    /// change this registry already holds (its own commit, or one replayed when a write lost a race) is skipped.
+    /// A change that does not follow the version held (a change missed) reloads that list from the store. A list
+    /// not held is skipped: whoever loads it reads it from the store with every change committed before.
     ///
     /// Observers are told of every version published, as for local writes.
     ///
@@ -306,32 +391,39 @@ public final class ListRegistry: Sendable {
             var end = index + 1
             while end < changes.endIndex && changes[end].list == name { end += 1 }
             let run = changes[index..<end]
-            try lock(for: name).withLock { position throws in
+            index = end
+            // No lock: the list is neither held nor being loaded or written here. A load that starts after this
+            // reads the store after the change was committed (the feed read it first), so it has the change.
+            guard writers.withLock({ $0[name] }) != nil else { continue }
+            try withListLock(name) { position throws in
+                guard contains(name) else { return }
                 for change in run where change.position > position {
                     try replay(change, position: &position, events: &events)
                 }
             }
-            index = end
         }
     }
 
-    /// Replaces every list by the store's (an instance too far behind for the log): lists the registry
-    /// holds at a later log position than the snapshot (written while it was read) are kept.
-    public func reload(from stored: StoredLists) {
+    /// Reads every list held in memory again from the store (an instance too far behind for the log): lists
+    /// the store no longer holds leave memory (their observers told of a delete).
+    public func reloadResident() throws {
         var events = Events()
-        let names = Set(current.withLock { Array($0.versions.keys) }).union(stored.lists.keys)
+        defer { notify(events) }
+        let names = residents.withLock { Array($0.entries.keys) }
         for name in names {
-            lock(for: name).withLock { position in
-                let snapshotPosition = stored.positions[name] ?? stored.logPosition
-                guard snapshotPosition > position else { return }
-                let version = stored.lists[name]
-                current.withLock { $0[name] = version }
-                position = snapshotPosition
-                events.append(name, version)
+            try withListLock(name) { position throws in
+                guard let held = version(of: name) else { return }
+                let (stored, storedPosition) = try store.load(list: name, limits: limits)
+                loads.add(1, ordering: .relaxed)
+                // Unchanged since it was held (a store with a log says so by the list's position): kept as it is,
+                // with its caches and no wake-up. A store without a log cannot say: the list read is made current.
+                if position != 0, storedPosition == position, stored?.version == held.version { return }
+                if let stored { publish(name, stored) } else { unpublish(name) }
+                position = storedPosition
+                events.append(name, stored)
             }
         }
         replication.reloaded()
-        notify(events)
     }
 
     /// Under the list's lock, after its commit lost the race to another instance's: counts it, gives up past
@@ -378,7 +470,7 @@ public final class ListRegistry: Sendable {
         let name = change.list
         let held = version(of: name)
         guard let write = change.write else {
-            current.withLock { $0[name] = nil }
+            unpublish(name)
             position = change.position
             events.append(name, nil)
             return
@@ -390,14 +482,15 @@ public final class ListRegistry: Sendable {
             case var next = held == nil ? built.renumbered(as: change.version) : built, next.version == change.version
         {
             if next.wantsCompaction { next = next.compacted() }
-            current.withLock { $0[name] = next }
+            publish(name, next)
             position = change.position
             events.append(name, next)
             return
         }
         // A change missed, or one that does not replay here: the list as the store holds it now.
         let (stored, storedPosition) = try store.load(list: name, limits: limits)
-        current.withLock { $0[name] = stored }
+        loads.add(1, ordering: .relaxed)
+        if let stored { publish(name, stored) } else { unpublish(name) }
         position = storedPosition
         events.append(name, stored)
         replication.listReloaded()
@@ -422,14 +515,84 @@ public final class ListRegistry: Sendable {
         }
     }
 
-    /// The write lock of `name` (created on first use; kept, as a list name is small).
-    private func lock(for name: String) -> WriteLock {
-        writers.withLock { locks in
-            if let lock = locks[name] { return lock }
-            let lock = WriteLock()
-            locks[name] = lock
-            return lock
+    /// Runs `body` under `name`'s write lock, with the log position the registry holds the list at.
+    ///
+    /// A list has a lock while it is held in memory or something works on it: created on first use, and dropped
+    /// (retired) once the list is not held when `body` is done (a name that does not exist leaves nothing), or
+    /// when the list leaves memory. A caller that waited on a lock retired meanwhile takes the list's new one.
+    private func withListLock<Result, Failure: Error>(
+        _ name: String, _ body: (inout Int64) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        while true {
+            let lock = writers.withLock { locks in
+                if let lock = locks[name] { return lock }
+                let lock = WriteLock()
+                locks[name] = lock
+                return lock
+            }
+            let outcome: Result? = try lock.state.withLock { state throws(Failure) -> Result? in
+                guard !state.retired else { return nil }
+                defer {
+                    if !contains(name) {
+                        state.retired = true
+                        writers.withLock { locks in if locks[name] === lock { locks[name] = nil } }
+                    }
+                }
+                return try body(&state.position)
+            }
+            if let outcome { return outcome }
         }
+    }
+
+    /// Makes lists leave memory, the least recently used unpinned first, until the held bytes are within the
+    /// budget; one caller at a time (the others go on: the one running brings the count down for them). A list
+    /// whose lock is busy (a write, a load) is in use: passed over. Every load and write calls it; call it when
+    /// pins were released (sessions ended) to know whether ``isOverBudget`` still holds.
+    public func enforceBudget() {
+        guard memoryBudget > 0 else { return }
+        guard residents.withLock({ $0.bytes }) > memoryBudget else {
+            if overBudget.load(ordering: .relaxed) { overBudget.store(false, ordering: .relaxed) }
+            return
+        }
+        guard !evicting.exchange(true, ordering: .acquiring) else { return }
+        defer { evicting.store(false, ordering: .releasing) }
+        var passedOver = 0
+        while true {
+            let (bytes, victim) = residents.withLock { residents in
+                (residents.bytes, residents.bytes > memoryBudget ? residents.nextVictim(pins: pins) : nil)
+            }
+            guard bytes > memoryBudget else {
+                overBudget.store(false, ordering: .relaxed)
+                return
+            }
+            guard let victim, passedOver <= 2 * resident.lists else {
+                overBudget.store(true, ordering: .relaxed)
+                return
+            }
+            if evict(victim.name, victim.handle) {
+                evictions.add(1, ordering: .relaxed)
+            } else {
+                passedOver += 1
+            }
+        }
+    }
+
+    /// `name` leaves memory if it is still held with `handle`, unpinned and its lock free; `false` otherwise.
+    private func evict(_ name: String, _ handle: ListHandle) -> Bool {
+        guard let lock = writers.withLock({ $0[name] }) else { return false }
+        return lock.state.withLockIfAvailable { state -> Bool in
+            guard !state.retired else { return false }
+            // Pins are read under the residents' lock, as a session's creation reads the list after pinning it.
+            let removed = residents.withLock { residents in
+                guard residents.entries[name]?.handle === handle, !pins.isPinned(name) else { return false }
+                residents.remove(name)
+                return true
+            }
+            guard removed else { return false }
+            state.retired = true
+            writers.withLock { locks in if locks[name] === lock { locks[name] = nil } }
+            return true
+        } ?? false
     }
 }
 
@@ -459,54 +622,96 @@ extension ListRegistry {
 }
 
 /// One list's writer lock, and the position in a shared store's log of the last change the registry
-/// holds of that list (0 without a log): kept after a delete, so that a replayed change is never applied
-/// twice.
+/// holds of that list (0 without a log), so that a replayed change is never applied twice; retired once the
+/// list left memory (see `ListRegistry.withListLock`).
 private final class WriteLock: Sendable {
-    private let mutex = Mutex<Int64>(0)
-
-    func withLock<Result>(_ body: (inout Int64) throws(ListRegistry.WriteError) -> Result)
-        throws(ListRegistry.WriteError) -> Result
-    {
-        try mutex.withLock { position throws(ListRegistry.WriteError) in try body(&position) }
+    struct State {
+        var position: Int64 = 0
+        var retired = false
     }
 
-    func withLock<Result>(_ body: (inout Int64) throws -> Result) throws -> Result {
-        try mutex.withLock { position in try body(&position) }
-    }
-
-    func withLock<Result>(_ body: (inout Int64) -> Result) -> Result {
-        mutex.withLock { position in body(&position) }
-    }
+    let state = Mutex(State())
 }
 
-/// The current version of each list, and each list's handle (advanced with every version it is given).
-private struct CurrentVersions {
-    private(set) var versions: [String: ListVersion] = [:]
-    private(set) var handles: [String: ListRegistry.ListHandle] = [:]
-
-    /// Holds `lists` and no other: each one set (or removed) as a write does, so that every handle of a list
-    /// this replaces or removes moves on.
-    mutating func replace(with lists: [String: ListVersion]) {
-        for name in versions.keys where lists[name] == nil { self[name] = nil }
-        for (name, version) in lists { self[name] = version }
+/// The lists held in memory: each one's current version, handle (advanced with every version it is given) and
+/// footprint, with their total; and the ring the eviction's hand goes round (CLOCK).
+private struct Residents {
+    struct Entry {
+        var version: ListVersion
+        let handle: ListRegistry.ListHandle
+        var footprint: ListFootprint
     }
 
-    subscript(name: String) -> ListVersion? {
-        get { versions[name] }
-        set {
-            guard let newValue else {
-                versions[name] = nil
-                handles.removeValue(forKey: name)?.retire()
-                return
-            }
-            versions[name] = newValue
-            if let handle = handles[name] {
-                handle.advance()
-            } else {
-                let handle = ListRegistry.ListHandle()
-                handle.advance()
-                handles[name] = handle
-            }
+    private(set) var entries: [String: Entry] = [:]
+    private(set) var bytes = 0
+    private(set) var items = 0
+    /// Every list held, in the order they came in (a list that left and came back has a new handle: its old
+    /// place is stale and dropped when the hand reaches it).
+    private var ring: [(name: String, handle: ListRegistry.ListHandle)] = []
+    private var hand = 0
+
+    /// The entry of `name`, marked used.
+    func used(_ name: String) -> Entry? {
+        guard let index = entries.index(forKey: name) else { return nil }
+        let entry = entries.values[index]
+        entry.handle.markUsed()
+        return entry
+    }
+
+    mutating func set(_ name: String, _ version: ListVersion, footprint: ListFootprint) {
+        if var entry = entries.removeValue(forKey: name) {
+            bytes += footprint.bytes - entry.footprint.bytes
+            items += version.itemCount - entry.version.itemCount
+            entry.version = version
+            entry.footprint = footprint
+            entry.handle.advance()
+            entries[name] = entry
+        } else {
+            let handle = ListRegistry.ListHandle()
+            handle.advance()
+            entries[name] = Entry(version: version, handle: handle, footprint: footprint)
+            bytes += footprint.bytes
+            items += version.itemCount
+            ring.append((name, handle))
+            compactRing()
         }
+    }
+
+    mutating func remove(_ name: String) {
+        guard let entry = entries.removeValue(forKey: name) else { return }
+        bytes -= entry.footprint.bytes
+        items -= entry.version.itemCount
+        entry.handle.retire()
+    }
+
+    /// The next list the hand finds neither used since it last passed nor pinned; after two turns of the ring
+    /// without one (every list in constant use), the next list not pinned; `nil` when every list is pinned.
+    ///
+    /// - Complexity: O(1) amortized per list passed.
+    mutating func nextVictim(pins: ListPins) -> (name: String, handle: ListRegistry.ListHandle)? {
+        var passed = 0
+        while !ring.isEmpty && passed < 3 * ring.count {
+            if hand >= ring.count { hand = 0 }
+            let (name, handle) = ring[hand]
+            guard entries[name]?.handle === handle else {
+                ring.swapAt(hand, ring.count - 1)
+                ring.removeLast()
+                continue
+            }
+            passed += 1
+            hand += 1
+            let secondChance = passed <= 2 * ring.count && handle.takeUse()
+            if secondChance || pins.isPinned(name) { continue }
+            return (name, handle)
+        }
+        return nil
+    }
+
+    /// Drops the ring's stale places (lists that left memory or were deleted) once they are half of it, so that
+    /// the ring follows the lists held even while nothing is evicted.
+    private mutating func compactRing() {
+        guard ring.count > 2 * entries.count + 64 else { return }
+        ring.removeAll { entries[$0.name]?.handle !== $0.handle }
+        hand = 0
     }
 }

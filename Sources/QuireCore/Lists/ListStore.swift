@@ -7,14 +7,16 @@ import Synchronization
 /// store); ``InMemoryListStore`` keeps nothing (the registry's memory is the only copy), for tests and a
 /// service without storage.
 ///
-/// A shared store adds three things, which a store of one instance leaves to the defaults:
+/// The registry loads one list at a time, when a request first needs it (``load(list:limits:)``); nothing in the
+/// service reads every list (``loadAll(limits:)`` is for tools and tests).
+///
+/// A shared store adds two things, which a store of one instance leaves to the defaults:
 /// - conditional commits: ``commit(list:previous:next:write:)`` and ``delete(list:previous:)`` throw
 ///   ``StoreConflict`` when the stored list is no longer at `previous` (another instance wrote it first);
 /// - a log: each commit returns its position, and ``changes(of:after:)`` reads what other instances
-///   committed, so that the registry replays their writes (``ListRegistry/apply(_:)``);
-/// - ``loadShared(limits:)``: every list with the log position it stands at.
+///   committed, so that the registry replays their writes (``ListRegistry/apply(_:)``).
 public protocol ListStore: Sendable {
-    /// Every stored list at its latest version, built with `limits`.
+    /// Every stored list at its latest version, built with `limits` (tools and tests).
     func loadAll(limits: ListLimits) throws -> [String: ListVersion]
 
     /// Makes `next` the stored version of `list`. `previous` is the version it replaces (`nil` when the
@@ -50,9 +52,6 @@ public protocol ListStore: Sendable {
     /// One list as stored now, with its log position (`nil` version: the list does not exist).
     func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64)
 
-    /// Every list with the log position it stands at.
-    func loadShared(limits: ListLimits) throws -> StoredLists
-
     /// Called once a write of `list` that met a ``StoreConflict`` is over (committed or refused): a store
     /// may keep something for the next attempt (a shared store keeps the list locked) and drops it here.
     func endWrite(list: String)
@@ -68,6 +67,10 @@ public protocol ListStore: Sendable {
     ///   at most `limit` lists of each, and no name outside them: a page costs the same however few of the
     ///   stored lists the selection covers.
     func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]?
+
+    /// Whether the store keeps the lists (so that a list may leave the registry's memory and be loaded again):
+    /// `true` but for ``InMemoryListStore``.
+    var keepsLists: Bool { get }
 }
 
 extension ListStore {
@@ -77,11 +80,9 @@ extension ListStore {
         (try loadAll(limits: limits)[list], 0)
     }
 
-    public func loadShared(limits: ListLimits) throws -> StoredLists {
-        StoredLists(lists: try loadAll(limits: limits))
-    }
-
     public func endWrite(list: String) {}
+
+    public var keepsLists: Bool { true }
 }
 
 /// A store that keeps nothing: lists live only in the registry's memory, and so do the last versions of the
@@ -92,6 +93,9 @@ public final class InMemoryListStore: ListStore {
     public init() {}
 
     public func loadAll(limits: ListLimits) throws -> [String: ListVersion] { [:] }
+
+    /// `false`: the registry's memory holds the only copy of every list.
+    public var keepsLists: Bool { false }
 
     public func commit(
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
@@ -148,13 +152,11 @@ extension ListStoreDecorator {
         try base.load(list: list, limits: limits)
     }
 
-    public func loadShared(limits: ListLimits) throws -> StoredLists {
-        try base.loadShared(limits: limits)
-    }
-
     public func endWrite(list: String) {
         base.endWrite(list: list)
     }
+
+    public var keepsLists: Bool { base.keepsLists }
 
     public func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]? {
         try base.summaries(of: selection, after: after, limit: limit)

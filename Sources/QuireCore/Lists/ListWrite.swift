@@ -108,18 +108,3 @@ public struct StoreOutcomeUnknown: Error, CustomStringConvertible, Sendable {
         self.description = description
     }
 }
-
-/// Every stored list with where each stands in the store's log, for a full (re)load.
-public struct StoredLists: Sendable {
-    public var lists: [String: ListVersion]
-    /// The log position of each list's last commit (empty for a store without a log).
-    public var positions: [String: Int64]
-    /// The log position the snapshot is complete up to.
-    public var logPosition: Int64
-
-    public init(lists: [String: ListVersion], positions: [String: Int64] = [:], logPosition: Int64 = 0) {
-        self.lists = lists
-        self.positions = positions
-        self.logPosition = logPosition
-    }
-}

@@ -18,6 +18,19 @@ public final class IdInterner: Sendable {
     /// Number of ids interned so far (every key is below this).
     public var count: Int { table.withLock { $0.strings.count } }
 
+    /// Estimated heap bytes of the table: each id's dictionary slot (a dictionary fills to 3/4) and array element,
+    /// and the buffer of each id too long to be stored inline (over 15 UTF-8 bytes).
+    ///
+    /// - Complexity: O(*n*) for *n* ids.
+    public var estimatedBytes: Int {
+        table.withLock { table in
+            var bytes = table.numbers.capacity * 4 / 3 * (MemoryLayout<String>.stride + 4 + 1)
+            bytes += table.strings.capacity * MemoryLayout<String>.stride
+            for id in table.strings where id.utf8.count > 15 { bytes += (32 + id.utf8.count + 8 + 15) & ~15 }
+            return bytes
+        }
+    }
+
     /// The number of `id`, adding it when new.
     ///
     /// - Complexity: O(1) amortized, plus hashing `id`.

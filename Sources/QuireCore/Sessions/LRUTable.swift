@@ -25,10 +25,16 @@ public struct LRUTable<Key: Hashable, Value> {
     /// How long (in the caller's time unit, e.g. nanoseconds) an entry may stay unused.
     public let idleTimeout: UInt64
 
-    public init(capacity: Int, idleTimeout: UInt64) {
+    /// Called with every value that leaves the table, however it leaves (evicted, expired, removed), inside the
+    /// mutating call that removes it.
+    private let onRemove: (@Sendable (Value) -> Void)?
+
+    /// - Parameter onRemove: called with every value that leaves the table (an eviction, an expiry, a removal).
+    public init(capacity: Int, idleTimeout: UInt64, onRemove: (@Sendable (Value) -> Void)? = nil) {
         precondition(capacity > 0, "capacity must be positive")
         self.capacity = capacity
         self.idleTimeout = idleTimeout
+        self.onRemove = onRemove
     }
 
     public var count: Int { index.count }
@@ -170,6 +176,7 @@ public struct LRUTable<Key: Hashable, Value> {
         slots[slot].value = nil
         slots[slot].key = nil
         freeSlots.append(slot)
+        if let onRemove, let value { onRemove(value) }
         return value
     }
 

@@ -31,11 +31,16 @@ public final class SessionStore: Sendable {
     private let evictions = Atomic<Int>(0)
     private let expirations = Atomic<Int>(0)
 
+    /// The lists the sessions are on, one pin per session (so that the registry keeps them in memory).
+    private let pins: ListPins?
+
     private final class Stripe: Sendable {
         let table: Mutex<LRUTable<SessionKey, Session>>
 
-        init(capacity: Int, idleTimeout: UInt64) {
-            table = Mutex(LRUTable(capacity: capacity, idleTimeout: idleTimeout))
+        init(capacity: Int, idleTimeout: UInt64, pins: ListPins?) {
+            var unpin: (@Sendable (Session) -> Void)?
+            if let pins { unpin = { session in pins.remove(session.list) } }
+            table = Mutex(LRUTable(capacity: capacity, idleTimeout: idleTimeout, onRemove: unpin))
         }
     }
 
@@ -48,14 +53,17 @@ public final class SessionStore: Sendable {
     ///   - capacity: the most sessions kept.
     ///   - idleSeconds: how long a session may go unused.
     ///   - clock: nanoseconds of a monotonic clock (injectable for tests).
+    ///   - pins: where each session held pins its list (``ListRegistry/pins``), from its insertion until it is
+    ///     removed, evicted or expired.
     public init(
         capacity: Int, idleSeconds: Double,
-        clock: @escaping @Sendable () -> UInt64 = { SessionStore.monotonicNanoseconds() }
+        clock: @escaping @Sendable () -> UInt64 = { SessionStore.monotonicNanoseconds() }, pins: ListPins? = nil
     ) {
         let count = capacity >= Self.stripedFromCapacity ? Self.stripeCount : 1
         let idleTimeout = UInt64(idleSeconds * 1e9)
+        self.pins = pins
         // Each stripe may hold the whole capacity: `insert` evicts when the store is full, whatever the stripe.
-        stripes = (0..<count).map { _ in Stripe(capacity: capacity, idleTimeout: idleTimeout) }
+        stripes = (0..<count).map { _ in Stripe(capacity: capacity, idleTimeout: idleTimeout, pins: pins) }
         self.capacity = capacity
         self.clock = clock
     }
@@ -94,6 +102,7 @@ public final class SessionStore: Sendable {
     public func insert(_ session: Session) {
         let key = SessionKey(session.id)
         let stripe = stripe(of: key)
+        pins?.add(session.list)
         var removed = withTable(of: stripe) { $0.insert(key, session, now: clock()) }
         if held.load(ordering: .relaxed) > capacity {
             removed.evicted += evictPastCapacity(from: stripe, sparing: key)

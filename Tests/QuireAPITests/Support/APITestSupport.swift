@@ -13,12 +13,17 @@ final class APIFixture: Sendable {
     let service: QuireService
     let server: TestServer
 
-    /// - Parameter keys: the keys of JSON Web Tokens, when `configure` enables them.
-    init(keys: TokenKeys? = nil, _ configure: (inout QuireService.Configuration) -> Void = { _ in }) throws {
+    /// - Parameters:
+    ///   - keys: the keys of JSON Web Tokens, when `configure` enables them.
+    ///   - store: where the lists are kept (none by default: the registry's memory).
+    init(
+        keys: TokenKeys? = nil, store: any ListStore = InMemoryListStore(),
+        _ configure: (inout QuireService.Configuration) -> Void = { _ in }
+    ) throws {
         var configuration = QuireService.Configuration.testing
         configuration.demo.seed = false
         configure(&configuration)
-        service = QuireService(configuration: configuration, logger: TestServer.logger, keys: keys)
+        service = QuireService(configuration: configuration, logger: TestServer.logger, store: store, keys: keys)
         try service.startAndLoad()
         server = try TestServer(running: service.server)
     }
