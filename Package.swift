@@ -252,7 +252,12 @@ let package = Package(
         ),
         .testTarget(
             name: "QuireClientTests",
-            dependencies: ["QuireClient"],
+            dependencies: [
+                "QuireClient",
+                // A transport of its own, to see what the SDK sends without a server.
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
     ],

@@ -26,6 +26,9 @@ struct Refusal: Error, Sendable {
 
     init(_ response: Components.Responses.InvalidRequest) { self.init(400, try? response.body.applicationProblemJson) }
     init(_ response: Components.Responses.BadBody) { self.init(400, try? response.body.applicationProblemJson) }
+    init(_ response: Components.Responses.BadSessionRequest) {
+        self.init(400, try? response.body.applicationProblemJson)
+    }
     init(_ response: Components.Responses.Unauthorized) { self.init(401, try? response.body.applicationProblemJson) }
     init(_ response: Components.Responses.Forbidden) { self.init(403, try? response.body.applicationProblemJson) }
     init(_ response: Components.Responses.ListNotFound) { self.init(404, try? response.body.applicationProblemJson) }

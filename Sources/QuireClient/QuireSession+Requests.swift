@@ -121,7 +121,8 @@ extension QuireSession {
     func create(around: String?) async throws {
         let request = Components.Schemas.SessionCreateRequest(
             limit: options.limit, format: options.format == .batch ? .batch : .sequential, around: around,
-            expanded: options.expanded.isEmpty ? nil : options.expanded, keep: options.keep)
+            expanded: options.expanded.isEmpty ? nil : options.expanded, keep: options.keep,
+            filter: options.filter?.schema)
         var failures = 0
         while !isClosed {
             switch try await client.createSession(list: list, request) {

@@ -42,7 +42,8 @@ public struct SessionUpdate: Sendable {
 ///
 /// The SDK answers `409`, `404 session-not-found`, `503` and a lost connection itself; what is left reaches the
 /// app's call: a `401` after the refreshed token was refused too, a `403` (the token does not cover the list),
-/// a `404 list-not-found`, a `400`, or a `409` that a reset did not cure. See <doc:RecoveryAndTokens>.
+/// a `404 list-not-found`, a `400` (`invalid-filter`: the session's ``QuireSession/Options-swift.struct/filter``
+/// breaks a limit of the grammar), or a `409` that a reset did not cure. See <doc:RecoveryAndTokens>.
 public struct QuireClientError: Error, Sendable, CustomStringConvertible {
     /// The HTTP status, or `0` when no request was answered (the session is not open, or the `.events`
     /// transport was asked of a client that cannot stream).
@@ -160,6 +161,12 @@ public actor QuireSession {
         public var expanded: [String]
         /// Items held at most (API.md §4b); `nil`: the server's default.
         public var keep: Int?
+        /// Show only the items that match (a filtered session, API.md §4d); `nil`: the whole list.
+        ///
+        /// The window, paging, changes and ``SessionUpdate/hasNext`` are those of the filtered list: an item
+        /// updated into the filter arrives as an insert, one updated out of it as a delete. A session opened
+        /// again after a `404` keeps the filter. To show another filter, close the session and open a new one.
+        public var filter: QuireFilter?
         /// How the session learns of writes: the event stream or long polls.
         public var transport: Transport
         /// Seconds a long poll waits.
@@ -175,12 +182,13 @@ public actor QuireSession {
         ///   - around: the item the first page is around; `nil`: the list's start.
         ///   - expanded: items whose children are shown.
         ///   - keep: items held at most (a bounded window); `nil`: the server's default.
+        ///   - filter: only the items that match, e.g. `.field("data.unread").eq(true)`; `nil`: every item.
         ///   - transport: how the session learns of writes.
         ///   - longPollWait: seconds a long poll waits (the server caps it).
         ///   - maxBackoff: the longest pause between reconnections, in seconds.
         public init(
             limit: Int? = nil, format: Format = .batch, around: String? = nil, expanded: [String] = [],
-            keep: Int? = nil,
+            keep: Int? = nil, filter: QuireFilter? = nil,
             transport: Transport = .automatic, longPollWait: Int = 25, maxBackoff: Double = 30
         ) {
             self.limit = limit
@@ -188,6 +196,7 @@ public actor QuireSession {
             self.around = around
             self.expanded = expanded
             self.keep = keep
+            self.filter = filter
             self.transport = transport
             self.longPollWait = longPollWait
             self.maxBackoff = maxBackoff
