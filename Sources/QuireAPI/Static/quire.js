@@ -5,6 +5,9 @@
 //   const session = new QuireSession({ list: "inbox", renderer: { reset, insert, delete: remove, move, update } });
 //   await session.open();
 //
+// With `filter` (API.md §4d), the session shows only the top-level items that match, e.g.
+// `{ list: "inbox", filter: { all: [{ field: "data.unread", eq: true }, { field: "data.text", contains: "lunch" }] } }`.
+//
 // A session keeps the window the server holds for it: the first page arrives as a `reset`, then every answer
 // (from the event stream, long polls, or the app's own calls: extend, expand, collapse, refresh) is applied in
 // `seq` order to the window of its `fromSeq`, as `sequential` operations, each passed to the renderer. 409 resets,
@@ -74,6 +77,14 @@
  *   `live`: the event stream is open; `polling`: long polls; `offline`: the server cannot be reached (retrying).
  */
 /**
+ * @typedef {{field: string, eq?: *, ne?: *, in?: Array<*>, lt?: (number|string), lte?: (number|string),
+ *   gt?: (number|string), gte?: (number|string), contains?: string, exists?: boolean}
+ *   | {all: Filter[]} | {any: Filter[]} | {not: Filter}} Filter
+ *   Which top-level items a filtered session shows (API.md §4d): a term (`field` — `id`, `type` or `data.<key>…` —
+ *   and exactly one operator), or `all`, `any`, `not` of filters. At most 32 terms and 4 levels; the server
+ *   refuses another with `400 invalid-filter`.
+ */
+/**
  * @typedef {Object} Options
  * @property {string} list  The list's name.
  * @property {string} [base]  The service's URL ("" = this page's origin).
@@ -81,6 +92,10 @@
  * @property {number} [keep]  Items held at most (API.md §4b); the server's default otherwise.
  * @property {string} [around]  Open the first page around this item.
  * @property {string[]} [expanded]  Items shown expanded from the start.
+ * @property {Filter} [filter]  Show only the items that match: the window, paging, changes and `total` are those of
+ *   the filtered list (an item updated into the filter arrives as an insert, one updated out of it as a delete). A
+ *   new session after a 404 keeps it; to show another filter, close the session and open a new one. A filter the
+ *   server refuses makes `open()` throw a QuireError (400, `invalid-filter`, the part at fault in its message).
  * @property {string|(() => (string|null|Promise<string|null>))} [token]  A bearer token, or a function giving one.
  * @property {"auto"|"events"|"longPolls"} [transport]  How writes are followed (default "auto": the stream, long
  *   polls when the server has none).
@@ -462,6 +477,7 @@ export class QuireSession {
         const body = { format: "sequential" };
         if (this.options.limit) body.limit = this.options.limit;
         if (this.options.keep) body.keep = this.options.keep;
+        if (this.options.filter) body.filter = this.options.filter;
         if (around) body.around = around;
         if (this.expanded.size) body.expanded = [...this.expanded];
         let failures = 0;
@@ -478,6 +494,12 @@ export class QuireSession {
             }
             if (response.status === 201) {
                 const page = await response.json();
+                if (this._closed) {
+                    // Closed while it was being opened (a filter changed, the page left): nobody else would delete it.
+                    this._send("DELETE", `/v1/sessions/${encodeURIComponent(page.session)}`, undefined,
+                        { signal: undefined, keepalive: true }).catch(() => {});
+                    return;
+                }
                 this.sessionId = page.session;
                 this.statistics.sessionsOpened += 1;
                 this._waiting.clear();
