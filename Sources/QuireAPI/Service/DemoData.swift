@@ -3,6 +3,9 @@ import QuireCore
 /// The `demo` list that `make run` serves: a chat-like inbox of five sections with headers and
 /// footers, about 200 items, some threads with children; and, with `demo.live`, a change every few
 /// seconds so that a long poll can be watched from curl.
+///
+/// Messages carry `from`, `text` and `unread` (a boolean), threads `title` and `unread` (a count): what the
+/// demo page's filters read ("Unread", "From Ada", the search box; API.md §4d).
 enum DemoData {
     static let listName = "demo"
 
@@ -39,7 +42,10 @@ enum DemoData {
                         "children": .array(replies),
                     ])
                 } else {
-                    items.append(message(id: "m-\(number)", from: from, text: "Message \(number) from \(from)"))
+                    items.append(
+                        message(
+                            id: "m-\(number)", from: from, text: "Message \(number) from \(from)",
+                            unread: number % 5 < 2))
                 }
             }
             sections.append([
@@ -64,10 +70,16 @@ enum DemoData {
             var ops: [JSONValue] = [
                 [
                     "op": "insertItems", "section": "day-0",
-                    "items": [message(id: newest, from: "Quire", text: "Live message \(tick)")],
+                    "items": [message(id: newest, from: "Quire", text: "Live message \(tick)", unread: true)],
                     "before": top.map(JSONValue.string) ?? .null,
                 ],
-                ["op": "updateItems", "items": [message(id: "m-2", from: "Grace", text: "Edited at tick \(tick)")]],
+                // Read, then unread again: m-2 leaves a filtered session of the unread items and comes back.
+                [
+                    "op": "updateItems",
+                    "items": [
+                        message(id: "m-2", from: "Grace", text: "Edited at tick \(tick)", unread: tick % 2 == 0)
+                    ],
+                ],
             ]
             // Every other tick a seeded message of "Today" moves a few rows (a move to watch on /demo).
             let moving = "m-\(3 + (tick * 7) % 30)"
@@ -94,8 +106,11 @@ enum DemoData {
         }
     }
 
-    private static func message(id: String, from: String, text: String) -> JSONValue {
-        ["id": .string(id), "type": "message", "data": ["from": .string(from), "text": .string(text)]]
+    private static func message(id: String, from: String, text: String, unread: Bool = false) -> JSONValue {
+        [
+            "id": .string(id), "type": "message",
+            "data": ["from": .string(from), "text": .string(text), "unread": .bool(unread)],
+        ]
     }
 
     /// Drops `"before": null` so that the op inserts at the end of the section instead.

@@ -1,6 +1,7 @@
 // The Quire demo page: a list screen on top of quire.js. Sections with sticky headers, rows by `type`,
 // expandable threads, infinite scroll both ways, FLIP-animated changes, an "N new items" pill, a connection
-// indicator, loading / empty / error states, and a producer panel when a write token is given (#token=...).
+// indicator, loading / empty / error states, filter chips and a search box (each a filtered session, API.md §4d,
+// replacing the one shown), and a producer panel when a write token is given (#token=...).
 // List data is only ever rendered as text (textContent).
 import { QuireSession } from "./quire.js?v=@version(quire.js)@";
 
@@ -24,6 +25,38 @@ const limit = integer(params.get("limit"), 30, 1, 500);
 const keep = integer(params.get("keep"), 150, 0, 100000);
 const transport = ["auto", "events", "longPolls"].includes(params.get("transport")) ? params.get("transport") : "auto";
 const tokenKey = `quire-demo-token:${location.host}`;
+
+// MARK: filters: a chip ("All", "Unread", "From Ada") and the search box, combined; ?show= and ?q= keep them
+
+/** What each chip shows: unread messages (`unread: true`) and threads with unread replies (`unread` a count). */
+const chipFilters = {
+    all: null,
+    unread: { any: [{ field: "data.unread", eq: true }, { field: "data.unread", gt: 0 }] },
+    ada: { field: "data.from", eq: "Ada" },
+};
+let show = Object.hasOwn(chipFilters, params.get("show") ?? "") ? params.get("show") : "all";
+let query = params.get("q") ?? "";
+const searchDelay = 250; // ms after the last keystroke
+
+/** `text` cut to at most `bytes` bytes of UTF-8, on a character boundary (`contains` takes 1 to 64 bytes). */
+function clipBytes(text, bytes) {
+    const encoder = new TextEncoder();
+    let clipped = "";
+    for (const character of text) {
+        if (encoder.encode(clipped + character).length > bytes) break;
+        clipped += character;
+    }
+    return clipped;
+}
+
+/** The filter of the chip and the search box (`undefined`: the whole list). */
+function currentFilter() {
+    const parts = [];
+    if (chipFilters[show]) parts.push(chipFilters[show]);
+    const text = clipBytes(query.trim(), 64);
+    if (text) parts.push({ any: [{ field: "data.text", contains: text }, { field: "data.title", contains: text }] });
+    return parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : { all: parts };
+}
 
 /** The write token: from the fragment (never sent to the server in the URL), else this tab's storage. */
 function readToken() {
@@ -266,7 +299,9 @@ function animate(before) {
 
 function updateChrome() {
     const shown = session ? session.window.sections.reduce((sum, section) => sum + section.items.length, 0) : 0;
-    $("counts").textContent = session ? `${shown} shown · ${session.total} in list` : "";
+    const filtered = Boolean(session?.options.filter);
+    $("counts").textContent = session ? `${shown} shown · ${session.total} ${filtered ? "match" : "in list"}` : "";
+    $("empty-message").textContent = filtered ? "No items match." : "This list is empty.";
     stateView.dataset.state = session && session.window.sections.length === 0 && shown === 0 ? "empty" : "none";
     $("sentinel-top").querySelector(".spinner").hidden = !(extending === "prev");
     $("sentinel-bottom").querySelector(".spinner").hidden = !(extending === "next");
@@ -399,7 +434,7 @@ function randomOp(kind) {
     const sections = session.window.sections.map((section) => section.id);
     switch (kind) {
         case "insert": {
-            const item = { id: randomId("web"), type: "message", data: { from: "You", text: `Hello from the demo page at ${now()}` } };
+            const item = { id: randomId("web"), type: "message", data: { from: "You", text: `Hello from the demo page at ${now()}`, unread: true } };
             if (chosen?.item.parent) return { op: "insertItems", parent: chosen.item.parent, items: [item], before: chosen.item.id };
             if (chosen) return { op: "insertItems", section: chosen.section, items: [item], before: chosen.item.id };
             return sections.length ? { op: "insertItems", section: sections[0], items: [item] } : null;
@@ -473,26 +508,101 @@ $("token-form").addEventListener("submit", (event) => {
     $("producer").hidden = !writeToken;
 });
 
+// MARK: the chips and the search box: each change opens a filtered session in place of the one shown
+
+function showChips() {
+    for (const chip of document.querySelectorAll(".chip[data-show]")) {
+        chip.setAttribute("aria-pressed", String(chip.dataset.show === show));
+    }
+}
+
+/** Keeps the filter in the address (?show=, ?q=) so that a reload shows the same. */
+function rememberFilter() {
+    const search = new URLSearchParams(location.search);
+    if (show === "all") search.delete("show");
+    else search.set("show", show);
+    if (query.trim()) search.set("q", query.trim());
+    else search.delete("q");
+    const text = search.toString();
+    history.replaceState(null, "", location.pathname + (text ? `?${text}` : ""));
+}
+
+let shownFilter = JSON.stringify(currentFilter() ?? null);
+/** Opens a session with the current filter, unless the one shown has it already. */
+function applyFilter() {
+    const filter = JSON.stringify(currentFilter() ?? null);
+    rememberFilter();
+    if (filter === shownFilter) return;
+    shownFilter = filter;
+    scroller.scrollTop = 0;
+    start();
+}
+
+document.querySelector(".chips").addEventListener("click", (event) => {
+    const chip = event.target.closest(".chip[data-show]");
+    if (!chip || chip.dataset.show === show) return;
+    show = chip.dataset.show;
+    showChips();
+    applyFilter();
+});
+
+const search = $("search");
+let searchTimer = null;
+search.value = query;
+search.addEventListener("input", () => {
+    query = search.value;
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(applyFilter, searchDelay); // one session for a word typed, not one per key
+});
+$("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    clearTimeout(searchTimer);
+    query = search.value;
+    applyFilter();
+});
+
 // MARK: start
+
+/** The renderer for `owner()`'s session only: a session replaced while it opened renders nothing. */
+function rendererFor(owner) {
+    return Object.fromEntries(Object.entries(renderer).map(([name, callback]) => [name, (...args) => {
+        if (session === owner()) callback(...args);
+    }]));
+}
 
 async function start() {
     stateView.dataset.state = "loading";
     rows.replaceChildren();
-    await session?.close();
-    session = new QuireSession({
-        list: listName, limit, keep: keep || undefined, transport, renderer,
-        onState: showConnection,
+    hideNewItems();
+    pass = null;
+    // Closed without waiting for its DELETE: a filter typed quickly opens the next session at once. A session
+    // still opening is closed too, and quire.js deletes it when its first page arrives.
+    session?.close();
+    const filter = currentFilter();
+    /** @type {QuireSession} */
+    const next = new QuireSession({
+        list: listName, limit, keep: keep || undefined, transport, filter, renderer: rendererFor(() => next),
+        onState: (state) => { if (session === next) showConnection(state); },
         onError: (error) => console.warn("quire:", error.message),
     });
-    globalThis.quireDemo = { session, list: listName, limit, keep };
-    showConnection(session.state);
+    session = next;
+    globalThis.quireDemo = { session, list: listName, limit, keep, filter };
+    showConnection(next.state);
+    updateChrome();
+    stateView.dataset.state = "loading";
     try {
-        await session.open();
+        await next.open();
+        if (session !== next) return;
         updateChrome();
     } catch (error) {
-        showError(error.status === 404 ? `There is no list named “${listName}”.` : `The list could not be loaded (${error.message}).`);
+        if (session !== next) return; // replaced while it opened
+        showError(error.status === 404 ? `There is no list named “${listName}”.`
+            : error.problem === "invalid-filter" ? `The filter was refused (${error.message}).`
+                : `The list could not be loaded (${error.message}).`);
     }
 }
+
+showChips();
 
 $("list-name").textContent = listName;
 document.title = `Quire · ${listName}`;
