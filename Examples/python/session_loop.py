@@ -1,8 +1,9 @@
 """A session loop through the client that openapi-python-client generates from openapi.yaml.
 
 Run by scripts/client-test against a live `quire serve`: writes a list, applies every kind of operation,
-follows sessions in both change formats (changes after writes, extend, expand, collapse, reset) and reads
-a 409 and a 404 as typed problems. Every answer must be parsed into the model the document names for
+follows sessions in both change formats (changes after writes, extend, expand, collapse, reset), reads
+a 409 and a 404 as typed problems, and follows a filtered session whose filter is built from the generated
+models (and reads filtered pages, and invalid filters as typed 400s). Every answer must be parsed into the model the document names for
 its status, and that model's `to_dict()` must equal the JSON the server sent: nothing dropped, nothing
 added.
 
@@ -25,6 +26,13 @@ from quire_client.api.sessions import (
 from quire_client.models import (
     BatchChangesAnswer,
     ExpandRequest,
+    FilterAll,
+    FilterAny,
+    FilterContainsTerm,
+    FilterEqTerm,
+    FilterGteTerm,
+    FilterInTerm,
+    FilterNot,
     GetSessionChangesExtend,
     ListDocument,
     ListIndex,
@@ -69,6 +77,81 @@ def readme(base):
     for section in page.sections:
         print(section.id, section.header.type_ if section.header else "no header", [i.id for i in section.items])
     print("next page:", page.page.next_)
+
+
+def filtered(client):
+    """A filtered session (API.md §4d) whose filter is made of the generated models, never a dict by hand: its
+    window, its changes when items are written into and out of the filter, filtered pages through their cursors,
+    and `400 invalid-filter` as a typed problem."""
+    filtered_list = "gen-python-filtered"
+    senders = ["Ada", "bot", "Grace", "system"]
+
+    def message(n, sender, unread):
+        return {"id": f"f-{n}", "type": "message",
+                "data": {"from": sender, "text": f"Message {n} from {sender}", "unread": unread, "n": n}}
+
+    document = {"sections": [
+        {"id": "inbox", "header": view("day-header", {"title": "Inbox"}),
+         "items": [message(n, senders[n % 4], n % 3 != 0) for n in range(12)]},
+        {"id": "bots", "items": [message(n, "bot", True) for n in range(12, 15)]},
+        {"id": "old", "items": [message(n, senders[n % 4], n % 2 == 0) for n in range(15, 20)]
+         + [{"id": "t-1", "type": "thread", "data": {"title": "Trip"}}]},
+    ]}
+    typed(put_list.sync_detailed(filtered_list, client=client, body=ListDocument.from_dict(document)), WriteResult, 201)
+
+    # Unread messages, not from a bot, that mention Ada (any case) or are old (n >= 15).
+    unread = FilterAll(all_=[
+        FilterEqTerm(field="type", eq="message"),
+        FilterEqTerm(field="data.unread", eq=True),
+        FilterNot(not_=FilterInTerm(field="data.from", in_=["bot", "system"])),
+        FilterAny(any_=[FilterContainsTerm(field="data.text", contains="ADA"), FilterGteTerm(field="data.n", gte=15)]),
+    ])
+    as_json = unread.to_dict()
+    assert as_json["all"][2] == {"not": {"field": "data.from", "in": ["bot", "system"]}}, as_json
+    # The generated parser tells the cases apart by their members: the filter parses back to the same models.
+    again = FilterAll.from_dict(as_json)
+    assert [type(part).__name__ for part in again.all_] == ["FilterEqTerm", "FilterEqTerm", "FilterNot", "FilterAny"]
+    assert again.to_dict() == as_json
+
+    def ids(sections):
+        return [f"{section.id}: {' '.join(item.id for item in section.items)}" for section in sections]
+
+    session = typed(create_session.sync_detailed(filtered_list, client=client, body=SessionCreateRequest(
+        limit=3, filter_=unread)), SessionPage, 201)
+    # The bots section has no match: it is left out.
+    assert ids(session.sections) == ["inbox: f-4 f-8", "old: f-16"], ids(session.sections)
+    assert session.page.total == 4 and session.page.has_next, session.page
+
+    # f-8 read (out of the filter), f-0 unread (into it), an unread message of Ada's among the bots' (the section's
+    # first match: a section insert).
+    typed(apply_list_ops.sync_detailed(filtered_list, client=client, body=OpsRequest.from_dict({"ops": [
+        {"op": "updateItems", "items": [message(8, "Ada", False)]},
+        {"op": "updateItems", "items": [message(0, "Ada", True)]},
+        {"op": "insertItems", "section": "bots", "items": [message(30, "Ada", True)]},
+    ]})), WriteResult, 200)
+    response = get_session_changes.sync_detailed(session.session, client=client, seq=session.seq)
+    changes = typed(response, type(response.parsed), 200)
+    assert isinstance(changes, (BatchChangesAnswer, ResetAnswer)), changes
+    assert changes.page.total == 5, changes.page
+
+    # Filtered pages: the filter as JSON text (the models' dict, encoded), paged by their cursors.
+    text = json.dumps(unread.to_dict(), separators=(",", ":"))
+    first = typed(get_list_page.sync_detailed(filtered_list, client=client, limit=2, filter_=text), Page, 200)
+    assert ids(first.sections) == ["inbox: f-0 f-4"] and first.page.total == 5, (ids(first.sections), first.page)
+    second = typed(get_list_page.sync_detailed(filtered_list, client=client, limit=2, after=first.page.next_,
+                                               filter_=text), Page, 200)
+    assert ids(second.sections) == ["bots: f-30", "old: f-16"], ids(second.sections)
+
+    # Filters the server refuses, as typed problems: two operators in a term (as text), an empty all.
+    problems = [
+        typed(get_list_page.sync_detailed(filtered_list, client=client,
+                                          filter_='{"field":"data.from","eq":"Ada","ne":"Bob"}'), Problem, 400),
+        typed(create_session.sync_detailed(filtered_list, client=client, body=SessionCreateRequest(
+            filter_=FilterAll(all_=[]))), Problem, 400),
+    ]
+    assert all(problem.type_ == "https://quire.dev/problems/invalid-filter" for problem in problems), problems
+    assert delete_session.sync_detailed(session.session, client=client).status_code == 204
+    print("python client: a filtered session and filtered pages, the filter made of the generated models")
 
 
 def main() -> int:
@@ -162,6 +245,7 @@ def main() -> int:
     gone = typed(get_session_changes.sync_detailed(b["id"], client=client, since=b["since"]), Problem, 404)
     assert gone.type_ == "https://quire.dev/problems/session-not-found", gone
 
+    filtered(client)
     print(f"python client: {checked} answers parsed and equal to the server's JSON "
           f"({', '.join(sorted(seen))} among the changes answers)")
     return 0

@@ -5,7 +5,8 @@
 //
 // It writes a list (sections with headers and footers), applies every kind of operation in one request,
 // follows two sessions (batch and sequential) through changes after writes, extend, expand, collapse and
-// reset, and reads a 409 and a 404 as typed problems. Every answer is decoded into the type the document
+// reset, reads a 409 and a 404 as typed problems, and follows a filtered session whose filter is built from
+// the generated types (and reads filtered pages, and an invalid filter as a typed 400). Every answer is decoded into the type the document
 // names for its status and encoded again; the result must be the JSON the server sent. One difference is
 // allowed, and counted: a member that is `null` in the answer and absent when encoded again. The generator
 // makes a required nullable member an Optional and encodes `nil` by leaving the member out
@@ -167,6 +168,7 @@ struct GeneratedClientLoop {
         let loop = Loop(base: base, token: arguments[2])
         try await readme(base)
         try await run(loop)
+        try await filtered(loop)
         let checked = loop.checked.withLock { $0 }
         print(
             "swift client: \(checked.answers) answers decoded and encoded back to the server's JSON"
@@ -364,5 +366,131 @@ struct GeneratedClientLoop {
             throw Mismatch(description: "404: \(gone)")
         }
         print("swift client: changes answers seen: \(seen.sorted().joined(separator: ", "))")
+    }
+
+    /// A filtered session (API.md §4d) whose filter is made of the generated types, never JSON by hand: its
+    /// window, its changes when items are written into and out of the filter, filtered pages through their
+    /// cursors, and `400 invalid-filter` as a typed problem.
+    static func filtered(_ loop: Loop) async throws {
+        let client = loop.client
+        let list = "gen-swift-filtered"
+        let senders = ["Ada", "bot", "Grace", "system"]
+        func message(_ n: Int, _ from: String, unread: Bool) throws -> Schemas.Item {
+            let data: [String: any Sendable] = [
+                "from": from, "text": "Message \(n) from \(from)", "unread": unread, "n": n,
+            ]
+            return try item("f-\(n)", data: data)
+        }
+        let document = Schemas.ListDocument(sections: [
+            Schemas.Section(
+                id: "inbox", header: try view("day-header", ["title": "Inbox"]),
+                items: try (0..<12).map { try message($0, senders[$0 % 4], unread: $0 % 3 != 0) }),
+            Schemas.Section(id: "bots", items: try (12..<15).map { try message($0, "bot", unread: true) }),
+            Schemas.Section(
+                id: "old",
+                items: try (15..<20).map { try message($0, senders[$0 % 4], unread: $0 % 2 == 0) }
+                    + [try item("t-1", "thread", data: ["title": "Trip"])]),
+        ])
+        guard case .created = try await client.putList(path: .init(list: list), body: .json(document)) else {
+            throw Mismatch(description: "PUT \(list) did not create the list")
+        }
+
+        // Unread messages, not from a bot, that mention Ada (any case) or are old (n >= 15).
+        let filter: Schemas.Filter = .FilterAll(
+            .init(all: [
+                .FilterTerm(.FilterEqTerm(.init(field: "type", eq: .case1("message")))),
+                .FilterTerm(.FilterEqTerm(.init(field: "data.unread", eq: .case3(true)))),
+                .FilterNot(
+                    .init(
+                        not: .FilterTerm(
+                            .FilterInTerm(.init(field: "data.from", _in: [.case1("bot"), .case1("system")]))))
+                ),
+                .FilterAny(
+                    .init(any: [
+                        .FilterTerm(.FilterContainsTerm(.init(field: "data.text", contains: "ADA"))),
+                        .FilterTerm(.FilterGteTerm(.init(field: "data.n", gte: .case1(15)))),
+                    ])),
+            ]))
+        // The generated decoder tells the cases apart by their members: the filter decodes to itself.
+        let filterJSON = try JSONEncoder().encode(filter)
+        guard try JSONDecoder().decode(Schemas.Filter.self, from: filterJSON) == filter else {
+            throw Mismatch(
+                description: "the filter does not decode to itself: \(String(decoding: filterJSON, as: UTF8.self))")
+        }
+
+        func ids(_ sections: [Schemas.PageSection]) -> [String] {
+            sections.map { "\($0.id): \($0.items.map(\.id).joined(separator: " "))" }
+        }
+        let session = try loop.same(
+            try await client.createSession(path: .init(list: list), body: .json(.init(limit: 3, filter: filter)))
+                .created.body.json,
+            "filtered session"
+        )
+        // The bots section has no match: it is left out.
+        guard ids(session.sections) == ["inbox: f-4 f-8", "old: f-16"], session.page.total == 4, session.page.hasNext
+        else {
+            throw Mismatch(description: "filtered session: \(ids(session.sections)), page \(session.page)")
+        }
+
+        // f-8 read (out of the filter), f-0 unread (into it), an unread message of Ada's among the bots' (the
+        // section's first match: a section insert).
+        try loop.same(
+            try await client.applyListOps(
+                path: .init(list: list),
+                body: .json(
+                    .init(ops: [
+                        .updateItems(.init(op: .updateItems, items: [try message(8, "Ada", unread: false)])),
+                        .updateItems(.init(op: .updateItems, items: [try message(0, "Ada", unread: true)])),
+                        .insertItems(
+                            .init(op: .insertItems, section: "bots", items: [try message(30, "Ada", unread: true)])),
+                    ]))
+            ).ok.body.json,
+            "ops on the filtered list"
+        )
+        let changes = try loop.same(
+            try await client.getSessionChanges(path: .init(id: session.session), query: .init(seq: session.seq)).ok
+                .body.json,
+            "filtered changes"
+        )
+        let total: Int
+        switch changes {
+        case .DiffAnswer(.batch(let diff)): total = diff.page.total
+        case .DiffAnswer(.sequential(let diff)): total = diff.page.total
+        case .ResetAnswer(let reset): total = reset.page.total
+        }
+        guard total == 5 else { throw Mismatch(description: "filtered changes: total \(total), 5 match") }
+
+        // Filtered pages: the filter as JSON text (the generated type, encoded), paged by their cursors.
+        let text = String(decoding: try JSONEncoder().encode(filter), as: UTF8.self)
+        let first = try loop.same(
+            try await client.getListPage(path: .init(list: list), query: .init(limit: 2, filter: text)).ok.body.json,
+            "filtered page"
+        )
+        guard ids(first.sections) == ["inbox: f-0 f-4"], first.page.total == 5, let next = first.page.next else {
+            throw Mismatch(description: "filtered page: \(ids(first.sections)), page \(first.page)")
+        }
+        let second = try loop.same(
+            try await client.getListPage(path: .init(list: list), query: .init(limit: 2, after: next, filter: text))
+                .ok.body.json,
+            "filtered page 2"
+        )
+        guard ids(second.sections) == ["bots: f-30", "old: f-16"] else {
+            throw Mismatch(description: "filtered page 2: \(ids(second.sections))")
+        }
+
+        // Filters the server refuses, as typed problems: two operators in a term (as text), an empty all.
+        let twoOperators = try await client.getListPage(
+            path: .init(list: list), query: .init(filter: #"{"field":"data.from","eq":"Ada","ne":"Bob"}"#))
+        guard case .badRequest(let bad) = twoOperators else { throw unexpected(twoOperators, "400 page") }
+        let problem = try loop.same(try bad.body.applicationProblemJson, "400 page")
+        let emptyAll = try await client.createSession(
+            path: .init(list: list), body: .json(.init(filter: .FilterAll(.init(all: [])))))
+        guard case .badRequest(let refused) = emptyAll else { throw unexpected(emptyAll, "400 session") }
+        let refusal = try loop.same(try refused.body.applicationProblemJson, "400 session")
+        for found in [problem, refusal] where found._type != "https://quire.dev/problems/invalid-filter" {
+            throw Mismatch(description: "invalid filter: \(found)")
+        }
+        _ = try await client.deleteSession(path: .init(id: session.session))
+        print("swift client: a filtered session and filtered pages, the filter made of the generated types")
     }
 }
