@@ -43,6 +43,20 @@ struct AccessTests {
         #expect(refused.status == 403)
         #expect(try refused.problemSlug() == "forbidden")
         #expect(try api.call("POST", "/v1/lists/inbox-bob/sessions", json: [:], headers: alice).status == 403)
+        // A filter changes nothing to it (API.md §4d): the list is not hers to read, filtered or not.
+        let filter = ["field": "type", "eq": "row"]
+        #expect(
+            try api.call("POST", "/v1/lists/inbox-bob/sessions", json: ["filter": filter], headers: alice).status == 403
+        )
+        #expect(
+            try api.call(
+                "GET", "/v1/lists/inbox-bob?filter=%7B%22field%22%3A%22type%22%2C%22eq%22%3A%22row%22%7D",
+                headers: alice
+            )
+            .status == 403)
+        #expect(
+            try api.call("POST", "/v1/lists/inbox-alice/sessions", json: ["filter": filter], headers: alice).status
+                == 201)
         let index = try api.call("GET", "/v1/lists", headers: alice)
         let names = try (index.object()["lists"] as? [[String: Any]])?.compactMap { $0["list"] as? String }
         #expect(names == ["inbox-alice"])
@@ -60,7 +74,7 @@ struct AccessTests {
         try Self.expectUnauthorized(try api.call("GET", "/v1/lists/inbox-alice"))
         #expect(try api.call("GET", "/healthz").status == 200)
         let metrics = try api.call("GET", "/metrics").text
-        #expect(metrics.contains(#"quire_auth_denials_total{reason="forbidden"} 3"#))
+        #expect(metrics.contains(#"quire_auth_denials_total{reason="forbidden"} 5"#))
         #expect(metrics.contains(#"quire_auth_denials_total{reason="invalid_token"} 2"#))
     }
 

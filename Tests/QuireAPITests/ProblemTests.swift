@@ -7,7 +7,9 @@ struct ProblemTests {
     @Test("every problem type of API.md §7 exists with its status")
     func catalogue() {
         let expected: [String: Int] = [
-            "invalid-json": 400, "invalid-request": 400, "invalid-cursor": 400, "unauthorized": 401, "forbidden": 403,
+            "invalid-json": 400, "invalid-request": 400, "invalid-cursor": 400, "invalid-filter": 400,
+            "unauthorized": 401,
+            "forbidden": 403,
             "not-found": 404, "list-not-found": 404, "session-not-found": 404, "method-not-allowed": 405,
             "since-mismatch": 409, "version-mismatch": 412, "payload-too-large": 413,
             "unsupported-media-type": 415, "invalid-list": 422, "invalid-op": 422, "overloaded": 503,

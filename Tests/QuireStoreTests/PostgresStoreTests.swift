@@ -146,6 +146,27 @@ struct PostgresStoreTests {
         #expect(try a.store.rowCounts(of: "shared").items == 300)
     }
 
+    @Test("an instance follows only the lists it holds: another's writes to the rest are read when first needed")
+    func followsHeldListsOnly() async throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database), try Instance(database))
+        _ = try a.registry.write("held") { _ throws(ListRegistry.WriteError) in emptyList }
+        _ = try a.registry.write("other") { _ throws(ListRegistry.WriteError) in emptyList }
+        #expect(try b.registry.loadedVersion(of: "held")?.version == 1)
+        for index in 0..<5 {
+            _ = try a.registry.write("held") { _ throws(ListRegistry.WriteError) in insert("h\(index)") }
+            _ = try a.registry.write("other") { _ throws(ListRegistry.WriteError) in insert("o\(index)") }
+        }
+        for _ in 0..<1_000 where b.registry.version(of: "held")?.version != 6 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(b.registry.version(of: "held")?.version == 6, "followed by the feed")
+        #expect(!b.registry.contains("other"), "never loaded: not followed")
+        #expect(b.registry.loadCount == 1)
+        #expect(try b.registry.loadedVersion(of: "other")?.version == 6, "read from the store when first needed")
+        #expect(try b.registry.loadedVersion(of: "other")?.containsItem("o4") == true)
+    }
+
     @Test("a write that loses the race and is then refused changes nothing and leaves the list free")
     func refusedAfterConflict() async throws {
         let database = try TestDatabase()

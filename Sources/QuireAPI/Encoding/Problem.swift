@@ -77,6 +77,7 @@ extension Problem {
         public static let invalidJSON = Kind(slug: "invalid-json", title: "Malformed JSON", status: 400)
         public static let invalidRequest = Kind(slug: "invalid-request", title: "Invalid request", status: 400)
         public static let invalidCursor = Kind(slug: "invalid-cursor", title: "Invalid cursor", status: 400)
+        public static let invalidFilter = Kind(slug: "invalid-filter", title: "Invalid filter", status: 400)
         public static let unauthorized = Kind(slug: "unauthorized", title: "Unauthorized", status: 401)
         public static let forbidden = Kind(slug: "forbidden", title: "Forbidden", status: 403)
         public static let notFound = Kind(slug: "not-found", title: "Not found", status: 404)
@@ -98,7 +99,7 @@ extension Problem {
 
         /// Every problem type, for documentation and tests.
         public static let all: [Kind] = [
-            invalidJSON, invalidRequest, invalidCursor, unauthorized, forbidden, notFound, listNotFound,
+            invalidJSON, invalidRequest, invalidCursor, invalidFilter, unauthorized, forbidden, notFound, listNotFound,
             sessionNotFound,
             methodNotAllowed, sinceMismatch, versionMismatch, payloadTooLarge, unsupportedMediaType,
             invalidList, invalidOp, .internal, overloaded, notImplemented,

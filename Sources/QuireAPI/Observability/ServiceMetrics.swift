@@ -62,6 +62,9 @@ final class ServiceMetrics: RequestObserver {
         var expired = 0
         var loads = 0
         var listEvictions = 0
+        var viewBuilds = 0
+        var viewDrops = 0
+        var viewMatches = 0
         var refused = 0
         var cut = 0
         var droppedLines = 0
@@ -82,6 +85,10 @@ final class ServiceMetrics: RequestObserver {
     private let listBytes: Gauge
     private let loads: Counter
     private let listEvictions: Counter
+    private let views: Gauge
+    private let viewBuilds: Counter
+    private let viewDrops: Counter
+    private let viewMatches: Counter
     private let sessions: Gauge
     private let waiting: Gauge
     private let streams: Gauge
@@ -129,6 +136,18 @@ final class ServiceMetrics: RequestObserver {
             ))
         loads = registry.makeCounter(
             descriptor: Self.name("quire_list_loads_total", "Lists loaded from the store into memory."))
+        views = registry.makeGauge(
+            descriptor: Self.name("quire_views", "Filtered views held (one per list and distinct filter in use)."))
+        viewBuilds = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_view_builds_total", "Filtered views built from their list (first use, or a change not followed)."
+            ))
+        viewDrops = registry.makeCounter(
+            descriptor: Self.name("quire_view_evictions_total", "Filtered views dropped, no session holding them."))
+        viewMatches = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_view_matches_total",
+                "Views a write's items were matched against (the filters' index spares the others)."))
         listEvictions = registry.makeCounter(
             descriptor: Self.name(
                 "quire_list_evictions_total", "Lists that left memory, least recently used, past lists.memoryBytes."))
@@ -263,6 +282,7 @@ final class ServiceMetrics: RequestObserver {
         lists.set(Int64(resident.lists))
         items.set(Int64(resident.items))
         listBytes.set(Int64(resident.bytes))
+        views.set(Int64(context.views.count))
         sessions.set(Int64(context.sessions.count))
         waiting.set(Int64(context.longPolls.count))
         streams.set(Int64(context.streams.count))
@@ -276,6 +296,9 @@ final class ServiceMetrics: RequestObserver {
                 expired: max(state.expired, context.sessions.expirationCount),
                 loads: max(state.loads, context.registry.loadCount),
                 listEvictions: max(state.listEvictions, context.registry.evictionCount),
+                viewBuilds: max(state.viewBuilds, context.views.buildCount),
+                viewDrops: max(state.viewDrops, context.views.dropCount),
+                viewMatches: max(state.viewMatches, context.views.matchCount),
                 refused: max(state.refused, server?.refusedConnections ?? 0),
                 cut: max(state.cut, server?.lateRequestsCut ?? 0),
                 droppedLines: max(state.droppedLines, accessLog?.droppedLines ?? 0),
@@ -303,6 +326,8 @@ final class ServiceMetrics: RequestObserver {
         for (counter, delta) in [
             (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),
             (loads, now.loads - before.loads), (listEvictions, now.listEvictions - before.listEvictions),
+            (viewBuilds, now.viewBuilds - before.viewBuilds), (viewDrops, now.viewDrops - before.viewDrops),
+            (viewMatches, now.viewMatches - before.viewMatches),
             (refused, now.refused - before.refused), (cut, now.cut - before.cut),
             (droppedLines, now.droppedLines - before.droppedLines),
             (bodyBytes, now.bodyBytes - before.bodyBytes), (sentBytes, now.sentBytes - before.sentBytes),

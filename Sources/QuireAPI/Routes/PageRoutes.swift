@@ -2,17 +2,21 @@ import Logging
 import QuireCore
 import QuireHTTP
 
-/// Stateless pages (API.md §3): `GET /v1/lists/{list}?limit=&after=|before=`, from the page cache.
+/// Stateless pages (API.md §3): `GET /v1/lists/{list}?limit=&after=|before=`, from the page cache; with
+/// `filter=`, pages of the list's view through the filter (§4d).
 extension APIContext {
     func page(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
         let pages = configuration.pages
         let after = request.queryValue("after")
         let before = request.queryValue("before")
+        let filterText = request.queryValue("filter")
         // A page the cache holds, of the list's current version, answers at once: it was made for these very
         // inputs (the name, the limit, the cursor as sent), which were checked then. Checking them again (the
         // name's characters; a cursor's decoding) cost ~170 instructions a page, more with a cursor (callgrind).
         // Anything else takes the whole way below, in the order its errors are reported.
-        if let limit = try? RequestInput.integer(request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit),
+        if filterText == nil,
+            let limit = try? RequestInput.integer(
+                request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit),
             let page = pageCache.currentValue(
                 for: PageQuery(list: parameters["list"] ?? "", limit: limit, after: after, before: before),
                 ifCurrent: \.isCurrent)
@@ -24,6 +28,16 @@ extension APIContext {
         if after != nil && before != nil {
             throw Problem(.invalidRequest, detail: "Give after or before, not both.")
         }
+        var filter: ListFilter?
+        if let filterText {
+            do throws(FilterError) {
+                filter = try ListFilter(text: filterText)
+            } catch {
+                throw Problem(.invalidFilter, detail: "filter: \(error)")
+            }
+        }
+        // A view's cursors are issued for the view: one of the whole list does not page through it, nor back.
+        let cursorOwner = filter.map { ViewName.of(list: name, filter: $0) } ?? name
         var cursor: PageCursor?
         if let text = after ?? before {
             guard let decoded = PageCursor(encoded: text),
@@ -33,10 +47,17 @@ extension APIContext {
                     .invalidCursor,
                     detail: "The \(after != nil ? "after" : "before") cursor is not one this service made.")
             }
-            guard decoded.isIssued(for: name) else {
-                throw Problem(.invalidCursor, detail: "The cursor was made for another list than \(name).")
+            guard decoded.isIssued(for: cursorOwner) else {
+                throw Problem(
+                    .invalidCursor,
+                    detail: filter == nil
+                        ? "The cursor was made for another list than \(name)."
+                        : "The cursor was made for another list or filter than this one.")
             }
             cursor = decoded
+        }
+        if let filter {
+            return try filteredPage(name, filter: filter, limit: limit, cursor: cursor)
         }
         // If-None-Match is evaluated by the server against the representation it sends (plain or
         // compressed, each with its own tag). A cached page costs one lookup; the version is read only to make
@@ -87,18 +108,76 @@ extension APIContext {
         Problem(.listNotFound, detail: "No list named \(name).")
     }
 
-    /// The page as a prepared response, with `ETag`, `Link` and `Cache-Control`.
-    static func pageResponse(list: String, window: Window, limit: Int, cacheControl: String) -> PreparedResponse {
-        let previous = window.hasPrev ? PageCursor.previous(before: window, list: list)?.encoded : nil
-        let next = window.hasNext ? PageCursor.next(after: window, list: list)?.encoded : nil
+    /// A page of the view of `name` through `filter`: never cached (a view's page is cut from the view's version,
+    /// O(`limit` log *n*)); the list loaded off libmicrohttpd's threads when it is not held.
+    private func filteredPage(_ name: String, filter: ListFilter, limit: Int, cursor: PageCursor?) throws(Problem)
+        -> Reply
+    {
+        let cacheControl = configuration.cache.headerValue(for: .revalidated)
+        let make: @Sendable (ListVersion) -> Response = { [self] parent in
+            let view = views.version(of: name, filter: filter, parent: parent)
+            let window = cursor?.page(in: view, limit: limit) ?? view.firstPage(limit: limit)
+            return Self.pageResponse(
+                list: name, window: window, limit: limit, cacheControl: cacheControl, filter: filter.canonicalText
+            ).response
+        }
+        if let parent = registry.version(of: name) { return .response(make(parent)) }
+        guard registry.storeKeepsLists else { throw Self.listNotFound(name) }
+        return storeWrites.deferredRead { [self] in
+            do {
+                guard let parent = try registry.loadedVersion(of: name) else { return Self.listNotFound(name).response }
+                return make(parent)
+            } catch {
+                logger.error("loading a list failed", metadata: ["list": "\(name)", "error": "\(error)"])
+                return Problem.overloaded(
+                    "The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1
+                )
+                .response
+            }
+        }
+    }
+
+    /// The page as a prepared response, with `ETag`, `Link` and `Cache-Control`; of the view through the filter
+    /// whose canonical text is `filter`, when given (its cursors are the view's, its links carry the filter).
+    static func pageResponse(
+        list: String, window: Window, limit: Int, cacheControl: String, filter: String? = nil
+    ) -> PreparedResponse {
+        let owner = filter.map { ViewName.of(list: list, canonical: $0) } ?? list
+        let previous = window.hasPrev ? PageCursor.previous(before: window, list: owner)?.encoded : nil
+        let next = window.hasNext ? PageCursor.next(after: window, list: owner)?.encoded : nil
         var headers = JSONResponse.headers
         headers.add("ETag", "\"\(window.version)\"")
         headers.add("Cache-Control", cacheControl)
+        let filterQuery = filter.map { "&filter=\(Self.percentEncoded($0))" } ?? ""
         var links: [String] = []
-        if let next { links.append("</v1/lists/\(list)?limit=\(limit)&after=\(next)>; rel=\"next\"") }
-        if let previous { links.append("</v1/lists/\(list)?limit=\(limit)&before=\(previous)>; rel=\"prev\"") }
+        if let next { links.append("</v1/lists/\(list)?limit=\(limit)\(filterQuery)&after=\(next)>; rel=\"next\"") }
+        if let previous {
+            links.append("</v1/lists/\(list)?limit=\(limit)\(filterQuery)&before=\(previous)>; rel=\"prev\"")
+        }
         if !links.isEmpty { headers.add("Link", links.joined(separator: ", ")) }
         let body = ResponseBodies.page(list: list, window: window, previous: previous, next: next)
         return PreparedResponse(Response(status: 200, headers: headers, body: body))
+    }
+
+    /// `text` with every byte but RFC 3986's unreserved characters percent-encoded, for a query value.
+    static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return encoded
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to count: Int) -> String {
+        String(repeating: "0", count: Swift.max(0, count - self.count)) + self
     }
 }

@@ -17,7 +17,7 @@ extension APIContext {
         registry.pins.add(name)
         if let (version, _, generation) = registry.handledVersion(of: name) {
             defer { registry.pins.remove(name) }
-            return .response(openSession(name, options, caller, version: version, generation: generation))
+            return .response(openSession(name, options, caller, list: version, generation: generation))
         }
         registry.pins.remove(name)
         guard registry.storeKeepsLists else { throw Problem(.listNotFound, detail: "No list named \(name).") }
@@ -37,7 +37,7 @@ extension APIContext {
                 guard try registry.loadedVersion(of: name) != nil,
                     let (version, _, generation) = registry.handledVersion(of: name)
                 else { return Problem(.listNotFound, detail: "No list named \(name).").response }
-                return openSession(name, options, caller, version: version, generation: generation)
+                return openSession(name, options, caller, list: version, generation: generation)
             } catch {
                 logger.error("loading a list failed", metadata: ["list": "\(name)", "error": "\(error)"])
                 return Problem.overloaded(
@@ -48,15 +48,18 @@ extension APIContext {
         }
     }
 
-    /// A new session on `version` of `name` (of `generation`), stored; its first answer.
+    /// A new session on `list`, the current version of `name` (of `generation`), or on its view through the
+    /// options' filter; stored; its first answer.
     private func openSession(
-        _ name: String, _ options: SessionOptions, _ caller: Caller, version: ListVersion, generation: UInt64
+        _ name: String, _ options: SessionOptions, _ caller: Caller, list: ListVersion, generation: UInt64
     ) -> Response {
+        let sessionList = options.filter.map { ViewName.of(list: name, filter: $0) } ?? name
+        let version = options.filter.map { views.version(of: name, filter: $0, parent: list) } ?? list
         // A first window at the list's head is the same for every session opened on that page of that
         // version: it is cut, and its bytes made and compressed, once (clients opening a feed all start
-        // there). Cutting it was a third of a session's creation (callgrind).
+        // there). Cutting it was a third of a session's creation (callgrind). A view's are cut each time.
         let first: FirstWindow
-        if options.around == nil && options.expanded.isEmpty {
+        if options.around == nil && options.expanded.isEmpty && options.filter == nil {
             first = sessionFirstWindows.value(for: FirstWindowKey(generation: generation, limit: options.limit)) {
                 FirstWindow(
                     list: name, Session.initialWindow(of: version, limit: options.limit, around: nil, expanded: []),
@@ -68,7 +71,7 @@ extension APIContext {
             first = FirstWindow(list: name, window, of: version)
         }
         let session = Session(
-            id: SessionID.generate(instance: configuration.instance), list: name, format: options.format,
+            id: SessionID.generate(instance: configuration.instance), list: sessionList, format: options.format,
             limit: options.limit, window: first.window, bound: WindowBound(keep: options.keep),
             subject: caller.subject)
         sessions.insert(session)
@@ -131,7 +134,7 @@ extension APIContext {
                 return error.response
             }
         }
-        if registry.version(of: list)?.version != seenVersion {
+        if (try? currentVersion(of: list))??.version != seenVersion {
             longPolls.notify(list)  // it changed while the waiter was being parked
         }
         return reply
@@ -284,18 +287,28 @@ extension APIContext {
         guard let key = SessionKey(validating: id), let session = sessions.session(key) else {
             throw Self.sessionNotFound
         }
-        if let latest = registry.version(of: session.list) { return (session, latest) }
-        // A session pins its list in memory; it is not held only when it was deleted (its sessions end) or reloaded
-        // by replication meanwhile: read from the store, rarely, on this thread.
-        let latest: ListVersion?
-        do {
-            latest = try registry.loadedVersion(of: session.list)
-        } catch {
-            logger.error("loading a list failed", metadata: ["list": "\(session.list)", "error": "\(error)"])
-            throw Problem.overloaded("The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1)
-        }
-        guard let latest else { throw Self.sessionNotFound }
+        guard let latest = try currentVersion(of: session.list) else { throw Self.sessionNotFound }
         return (session, latest)
+    }
+
+    /// The current version of what a session is on: a list, or a view of one (``ViewName``); `nil` when the list
+    /// does not exist. A session pins its list in memory; the list is not held only when it was deleted (its
+    /// sessions end) or reloaded by replication meanwhile: then it is read from the store, rarely, on this thread.
+    func currentVersion(of name: String) throws(Problem) -> ListVersion? {
+        let view = ViewName.split(name)
+        let list = view?.list ?? name
+        var parent = registry.version(of: list)
+        if parent == nil {
+            do {
+                parent = try registry.loadedVersion(of: list)
+            } catch {
+                logger.error("loading a list failed", metadata: ["list": "\(list)", "error": "\(error)"])
+                throw Problem.overloaded(
+                    "The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1)
+            }
+        }
+        guard let parent, let view else { return parent }
+        return views.version(of: list, canonical: view.filter, parent: parent)
     }
 
     static let sessionNotFound = Problem(
@@ -343,13 +356,22 @@ struct SessionOptions {
     var expanded: Set<String> = []
     /// Items the client holds at most (API.md §4b); 0: no bound. Capped by `sessions.maxKeep`.
     var keep = 0
+    /// Only the top-level items that match (API.md §4d).
+    var filter: ListFilter?
 
     init(_ body: JSONValue?, pages: QuireService.PageSettings, maxKeep: Int, maxIDLength: Int) throws(Problem) {
         limit = pages.defaultLimit
         keep = maxKeep
         guard let body else { return }
         guard body.objectValue != nil else { throw Problem(.invalidRequest, detail: "The body must be an object.") }
-        try APIContext.rejectUnknownMembers(body, allowed: ["limit", "format", "around", "expanded", "keep"])
+        try APIContext.rejectUnknownMembers(body, allowed: ["limit", "format", "around", "expanded", "keep", "filter"])
+        if let value = body["filter"] {
+            do throws(FilterError) {
+                filter = try ListFilter(json: value)
+            } catch {
+                throw Problem(.invalidFilter, detail: "filter: \(error)")
+            }
+        }
         if let value = body["limit"] { limit = try APIContext.limit(value, max: pages.maxLimit) }
         if let value = body["keep"] {
             guard let number = value.intValue, number >= 0, number <= Int64(Int32.max) else {

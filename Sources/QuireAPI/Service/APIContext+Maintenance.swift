@@ -22,6 +22,7 @@ extension APIContext {
                 ticks += 1
                 if ticks % 10 == 0 {
                     sessions.sweep()
+                    views.sweep(isPinned: registry.pins.isPinned)
                     registry.enforceBudget()
                 }
                 guard demo.live, ticks % changeEvery == 0 else { continue }

@@ -13,6 +13,8 @@ final class APIContext: Sendable {
     let sharedAnswers = SharedAnswers()
     /// Where the write routes run (off libmicrohttpd's threads).
     let storeWrites = StoreWrites()
+    /// The lists' filtered views (API.md §4d), shared by the sessions and pages with the same filter.
+    let views = ListViews()
     let longPolls: LongPolls
     /// Open event streams (API.md §4c), one per session.
     let streams: EventStreams
@@ -53,15 +55,24 @@ final class APIContext: Sendable {
             writeToken: configuration.writeToken, readToken: configuration.readToken,
             verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,
             sessions: sessions, readiness: readiness, denied: { [metrics] in metrics.denied($0) })
-        registry.observe { [longPolls, sessions, streams, registry] list, version in
+        registry.observe { [longPolls, sessions, streams, registry, views] list, version in
             // A delete is told after the list's lock is released (a change feed tells a whole batch at the end):
             // when the list was created again meanwhile, the sessions opened on it since are not the deleted
             // list's to end (those older than the delete follow the new list, as a replacement of its sections).
             if version == nil, !registry.contains(list) {
                 sessions.removeAll(of: list)
                 streams.endAll(of: list)
+                for view in views.listChanged(list, to: nil) {
+                    streams.endAll(of: view)
+                    longPolls.notify(view)
+                }
             } else {
                 streams.notify(list)
+                // The views follow the list's current version (observers may be told of two writes out of order).
+                for view in views.listChanged(list, to: registry.version(of: list) ?? version) {
+                    streams.notify(view)
+                    longPolls.notify(view)
+                }
             }
             longPolls.notify(list)
         }

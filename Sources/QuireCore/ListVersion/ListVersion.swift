@@ -21,6 +21,8 @@ public struct ListVersion: Sendable {
     var changeLog: ChangeLog
     /// What the write under way has changed so far (empty between writes).
     var pendingDelta = VersionDelta()
+    /// A view's identity (``ViewLineage``), `nil` for a list's own versions: a view shares its list's id table.
+    public internal(set) var viewLineage: ViewLineage?
     /// The most digits of a label given out since the lineage's labels were last laid out afresh: inserts
     /// always at the same place (a feed's head) make labels longer, and ``compacted()`` resets them.
     var longestLabel = 1

@@ -152,7 +152,7 @@ extension Session {
         let shared: SharedAnswer
         if let cache {
             let key = SharedAnswers.Key(
-                lineage: ObjectIdentifier(latest.interner), baseLineage: ObjectIdentifier(base.version.interner),
+                lineage: latest.lineageIdentity, baseLineage: base.version.lineageIdentity,
                 base: base.version.version, range: base.range,
                 expanded: base.expanded, latest: latest.version, change: change, format: format, bound: bound,
                 resetShare: resetShare)

@@ -178,11 +178,13 @@ public final class SessionStore: Sendable {
         return withTable(of: stripe(of: key)) { $0.remove(key) } != nil
     }
 
-    /// Removes every session of `list` (the list was deleted).
+    /// Removes every session of `list` (the list was deleted), on the list itself or on one of its views.
     ///
     /// - Complexity: O(*n*) in the number of sessions.
     public func removeAll(of list: String) {
-        for stripe in stripes { _ = withTable(of: stripe) { $0.removeAll { $0.list == list } } }
+        for stripe in stripes {
+            _ = withTable(of: stripe) { $0.removeAll { $0.list == list || ViewName.list(of: $0.list) == list } }
+        }
     }
 
     /// Drops the sessions idle for too long.
