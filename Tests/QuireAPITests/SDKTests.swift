@@ -28,12 +28,21 @@ struct SDKTests {
     }
 
     /// Waits until the server has moved the session to its list's current version (a write is answered
-    /// to it: the server's seq moves only then) and the SDK holds that answer.
+    /// to it: the server's seq moves only then) and the SDK holds that answer. A filtered session's target is
+    /// its view's current version: a write that leaves the view as it was moves neither the view nor the
+    /// session.
     static func converge(_ session: QuireSession, _ fixture: APIFixture, seconds: Double = 20) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
+        let filter = try session.options.filter.map { try ListFilter(text: $0.json) }
+        // The session's list by its name: a filtered session's stored `list` names its view.
+        func current() -> UInt64? {
+            guard let parent = fixture.service.registry.version(of: session.list) else { return nil }
+            guard let filter else { return parent.version }
+            return fixture.service.context.views.version(of: session.list, filter: filter, parent: parent).version
+        }
         while ContinuousClock.now < deadline {
             if let id = await session.sessionID, let stored = fixture.service.context.sessions.session(id),
-                stored.current.version.version == fixture.service.registry.version(of: stored.list)?.version,
+                stored.current.version.version == current(),
                 await session.seq == Int(stored.seq)
             {
                 return
@@ -43,7 +52,11 @@ struct SDKTests {
         let stored = await session.sessionID.flatMap { fixture.service.context.sessions.session($0) }
         let seq = await session.seq
         let statistics = await session.statistics
-        Issue.record("the SDK did not catch up: seq \(seq), the server's \(stored?.seq ?? 0); \(statistics)")
+        let versions = (stored?.current.version.version ?? 0, current() ?? 0)
+        Issue.record(
+            Comment(
+                rawValue: "the SDK did not catch up: seq \(seq), the server's \(stored?.seq ?? 0); the session's "
+                    + "version \(versions.0), the target \(versions.1); \(statistics)"))
     }
 
     /// Random writes on a list of `s0-*` items until `stop`.
@@ -127,6 +140,98 @@ struct SDKTests {
             if format == .batch { #expect(view.batches > 0) }
             #expect(view.window == shown)
         }
+    }
+
+    /// The items of `list` that `matches` keeps, read from the core and filtered here: the test's oracle.
+    static func matchingIDs(_ fixture: APIFixture, _ list: String, _ matches: (ClientJSON) -> Bool) throws
+        -> [String]
+    {
+        guard let version = fixture.service.registry.version(of: list) else { return [] }
+        var bytes: [UInt8] = []
+        version.window(range: 0..<version.visibleCount()).encodeSections(into: &bytes)
+        let whole = try ClientWindow(pageSections: Data(bytes))
+        return whole.sections.flatMap(\.items).filter(matches).compactMap { $0["id"]?.stringValue }
+    }
+
+    @Test(
+        "a filtered session (QuireFilter): only matching items, exact while writes move items into and out of it",
+        arguments: [
+            (QuireSession.Options.Format.batch, QuireSession.Options.Transport.events), (.sequential, .longPolls),
+        ])
+    func filtered(format: QuireSession.Options.Format, transport: QuireSession.Options.Transport) async throws {
+        let fixture = try APIFixture()
+        defer { fixture.stop() }
+        try fixture.put("mail", listDocument(sections: 1, items: 600))
+        // The first 50 rows, and every row the producer edits (its updates write {"edited": n}, its inserts
+        // {"n": small n}): writes move rows into the filter and out of it.
+        let filter = QuireFilter.field("data.n").lt(50) || QuireFilter.data("edited").exists()
+        func matches(_ item: ClientJSON) -> Bool {
+            if case .number(let n) = item["data"]?["n"], n < 50 { return true }
+            return item["data"]?["edited"] != nil
+        }
+        let session = Self.client(port: fixture.server.port, transport: transport).session(
+            list: "mail",
+            options: QuireSession.Options(
+                limit: 20, format: format, filter: filter, transport: transport, longPollWait: 5))
+        let view = FakeCollectionView()
+        let applied = Task { @MainActor in
+            for await update in session.updates {
+                BatchUpdater().apply(update, to: view) { view.window = $0 }
+            }
+        }
+        try await session.open()
+        #expect(await session.window.itemIDs == (0..<20).map { "s0-\($0)" })
+        #expect(await session.hasNext)
+        let stop = StopFlag()
+        let producer = Task.detached { Self.produce(fixture, "mail", stop: stop, seed: 11) }
+        // Two seconds of writes, the window extended whenever more matching items exist.
+        var pages = 0
+        let writing = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < writing {
+            if await session.hasNext {
+                try await session.loadNext()
+                pages += 1
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        stop.set()
+        await producer.value
+        try await Self.converge(session, fixture)
+        while await session.hasNext && pages < 60 {
+            try await session.loadNext()
+            pages += 1
+        }
+        try await Self.converge(session, fixture)
+        let expected = try Self.matchingIDs(fixture, "mail", matches)
+        #expect(expected.count > 70, "the producer's edits and inserts entered the filter")
+        #expect(await session.window.itemIDs == expected)
+        #expect(await session.hasNext == false)
+        let id = try #require(await session.sessionID)
+        #expect(await session.window == (try fixture.freshWindow(ofSession: id)))
+        #expect(await session.statistics.sessionsOpened == 1)
+        let shown = await session.window
+        await session.close()
+        await applied.value
+        await MainActor.run {
+            #expect(view.violations.isEmpty, "\(view.violations.prefix(3))")
+            #expect(view.window == shown)
+        }
+    }
+
+    @Test("a filter the server refuses reaches open() as 400 invalid-filter")
+    func refusedFilter() async throws {
+        let fixture = try APIFixture()
+        defer { fixture.stop() }
+        try fixture.put("mail", listDocument(sections: 1, items: 10))
+        let tooMany = QuireFilter.any((0..<33).map { QuireFilter.field("data.n").eq(.number(Double($0))) })
+        let session = Self.client(fixture).session(list: "mail", options: .init(filter: tooMany))
+        do {
+            try await session.open()
+            Issue.record("open() succeeded with 33 terms")
+        } catch let error as QuireClientError {
+            #expect(error.status == 400 && error.problem == "invalid-filter", "\(error)")
+        }
+        await session.close()
     }
 
     @Test(
