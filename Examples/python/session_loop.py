@@ -133,6 +133,12 @@ def filtered(client):
     changes = typed(response, type(response.parsed), 200)
     assert isinstance(changes, (BatchChangesAnswer, ResetAnswer)), changes
     assert changes.page.total == 5, changes.page
+    # A reset of a filtered session is a page of the filtered list, named by the list's name.
+    reset = typed(reset_session.sync_detailed(session.session, client=client, body=ResetRequest(limit=3)),
+                  ResetAnswer, 200)
+    assert reset.reset.list_ == filtered_list, f"a filtered session's reset names the list {reset.reset.list_!r}"
+    assert ids(reset.reset.sections) == ["inbox: f-0 f-4", "bots: f-30"] and reset.page.total == 5, \
+        (ids(reset.reset.sections), reset.page)
 
     # Filtered pages: the filter as JSON text (the models' dict, encoded), paged by their cursors.
     text = json.dumps(unread.to_dict(), separators=(",", ":"))

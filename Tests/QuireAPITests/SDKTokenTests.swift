@@ -107,6 +107,38 @@ extension SDKTests {
         await session.close()
     }
 
+    @Test(
+        "a filtered session under a token that names the list (read:feed): every request on it is the list's",
+        arguments: [QuireSession.Options.Transport.events, .longPolls])
+    func filteredSessionWithScopedToken(transport: QuireSession.Options.Transport) async throws {
+        let fixture = try await Self.tokenFixture()
+        defer { fixture.stop() }
+        let token = try await TestTokens.hs256(TestTokens.claims(scope: "read:feed", lifetime: 600))
+        let url = URL(string: "http://127.0.0.1:\(fixture.server.port)")!
+        let client =
+            transport == .events
+            ? QuireClient(baseURL: url, transport: AsyncHTTPClientTransport(), streamsResponses: true, token: token)
+            : QuireClient(baseURL: url, token: token)
+        let even = QuireFilter.field("data.n").in((0..<25).map { .number(Double($0 * 2)) })
+        let session = client.session(
+            list: "feed", options: QuireSession.Options(limit: 5, filter: even, transport: transport, longPollWait: 2))
+        try await session.open()
+        #expect(await session.window.itemIDs == ["s0-0", "s0-2", "s0-4", "s0-6", "s0-8"])
+        try await session.loadNext()  // a request on the session: the token reads the list, so it reads its view
+        #expect(await session.window.itemIDs.count == 10)
+        let write = try fixture.call(
+            "POST", "/v1/lists/feed/ops", json: ["ops": [["op": "removeItems", "ids": ["s0-2", "s0-3"]]]],
+            headers: bearer("writer"))
+        #expect(write.status == 200)
+        try await Self.converge(session, fixture)
+        #expect(
+            await session.window.itemIDs == [
+                "s0-0", "s0-4", "s0-6", "s0-8", "s0-10", "s0-12", "s0-14", "s0-16", "s0-18",
+            ])
+        #expect(await session.statistics.sessionsOpened == 1)
+        await session.close()
+    }
+
     @Test("URLSessionTransport on Linux buffers bodies: .automatic follows with long polls, .events is refused")
     func channelChoice() async throws {
         let fixture = try APIFixture()

@@ -459,6 +459,18 @@ struct GeneratedClientLoop {
         case .ResetAnswer(let reset): total = reset.page.total
         }
         guard total == 5 else { throw Mismatch(description: "filtered changes: total \(total), 5 match") }
+        // A reset of a filtered session is a page of the filtered list, named by the list's name.
+        let reset = try loop.same(
+            try await client.resetSession(path: .init(id: session.session), body: .json(.init(limit: 3))).ok.body.json,
+            "filtered reset"
+        )
+        guard reset.reset.list == list, ids(reset.reset.sections) == ["inbox: f-0 f-4", "bots: f-30"],
+            reset.page.total == 5
+        else {
+            throw Mismatch(
+                description: "filtered reset: list \(reset.reset.list.debugDescription), \(ids(reset.reset.sections)), "
+                    + "page \(reset.page)")
+        }
 
         // Filtered pages: the filter as JSON text (the generated type, encoded), paged by their cursors.
         let text = String(decoding: try JSONEncoder().encode(filter), as: UTF8.self)
