@@ -50,6 +50,9 @@ public final class ListViews: Sendable {
         var entries: [String: Entry] = [:]
         var byKey: [FilterIndexKey: Set<String>] = [:]
         var fields: Set<FilterField> = []
+        /// Views that changed since their sessions were last told (a request may bring the views up to a new
+        /// version of the list before the write's observer does: the observer still tells their sessions).
+        var untold: Set<String> = []
 
         mutating func add(_ name: String, _ entry: Entry) {
             entries[name] = entry
@@ -161,7 +164,9 @@ public final class ListViews: Sendable {
                 lists[list] = nil
                 return views.entries.keys.map { "\(list)\(ViewName.separator)\($0)" }
             }
-            let changed = advance(&views, to: version)
+            _ = advance(&views, to: version)
+            let changed = views.untold
+            views.untold = []
             lists[list] = views
             return changed.map { "\(list)\(ViewName.separator)\($0)" }
         }
@@ -238,6 +243,7 @@ public final class ListViews: Sendable {
                 entry.version = build(filter, of: parent, version: entry.version.version + 1, lineage: entry.lineage)
             }
             views.entries[name] = entry
+            views.untold.insert(name)
             changed.append(name)
         }
         return changed
