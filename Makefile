@@ -8,7 +8,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-tls bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
@@ -129,7 +129,7 @@ format:
 ## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
 ## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
 ## writes and start-up).
-bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-tls bench-cluster
+bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-cluster
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -180,6 +180,10 @@ bench-wire: deps-bench
 ## Lists beyond memory: 100,000 stored lists of 100 items, a restart and 1,000 first pages of random lists.
 bench-working-set: deps-bench
 	scripts/bench.py working-set --folder .build/working-set
+
+## Writes at the disk's speed: 64 producers on the in-memory store and on SQLite, beside fdatasync and page reads.
+bench-writes: deps-bench
+	scripts/bench.py writes
 
 ## Filtered sessions: views' cost to a write, a fan-out over filters, a first build, a filtered answer.
 bench-filters: deps-bench

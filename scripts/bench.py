@@ -32,6 +32,12 @@
                                                      write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
+  scripts/bench.py writes [--seconds S] [--connections C]
+                                                     64 producers inserting one item at a time into 1,000 lists (wrk,
+                                                     bench/writes.lua): acknowledged writes/s on the in-memory store
+                                                     and on SQLite, beside page reads/s of the same server, the
+                                                     disk's one-at-a-time fdatasync rate, and a lone producer's
+                                                     latency against one fdatasync
   scripts/bench.py filters                           filtered sessions (API.md 4d): a 1-item write with 1,000 sessions
                                                      on 1,000 equality filters vs none; 10,000 long polls over 100
                                                      filters, one write touching all; a session on a new filter of a
@@ -1280,6 +1286,77 @@ def instructions(options):
         print(f"{name:32} {mine:21,} {ref:14,} {answered:17,}")
 
 
+def fdatasync_rate(folder, seconds=3):
+    """One-at-a-time fdatasync of a 4 KiB append in `folder`: syncs per second and the median sync in ms."""
+    path = os.path.join(folder, "fdatasync.probe")
+    samples = []
+    with open(path, "wb") as f:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            f.write(b"x" * 4096)
+            f.flush()
+            started = time.perf_counter()
+            os.fdatasync(f.fileno())
+            samples.append((time.perf_counter() - started) * 1000)
+    os.remove(path)
+    return len(samples) / seconds, statistics.median(samples)
+
+
+def writes(options):
+    """Writes at the disk's speed: the same producers on the in-memory store and on SQLite, beside what the disk
+    and the server's reads do in the same run."""
+    if not shutil.which("wrk"):
+        sys.exit("writes: wrk is missing (make deps-bench)")
+    script = os.path.join(BENCH, "writes.lua")
+    folder = tempfile.mkdtemp(prefix="quire-writes-")
+    syncs, sync_ms = fdatasync_rate(folder)
+    results = {}
+    for store in (":memory:", os.path.join(folder, "quire.sqlite")):
+        process, base = start_quire({"QUIRE_STORAGE_PATH": store, "QUIRE_LOG_ACCESS": "false"})
+        port = int(base.rsplit(":", 1)[1])
+        connection = Connection(port)
+        for k in range(1000):
+            connection.request("PUT", f"/v1/lists/w{k}", b'{"sections":[{"id":"s","items":[]}]}')
+        # A lone producer: one write at a time, its latency.
+        lone = []
+        for n in range(300):
+            body = json.dumps({"ops": [{"op": "insertItems", "section": "s",
+                                        "items": [{"id": f"lone-{n}", "type": "row"}]}]}).encode()
+            started = time.perf_counter()
+            connection.request("POST", f"/v1/lists/w{n % 1000}/ops", body)
+            lone.append((time.perf_counter() - started) * 1000)
+        out = subprocess.run(["wrk", "-t2", f"-c{options.connections}", f"-d{options.seconds}s", "-s", script,
+                              base, "--", "1000", "w"], capture_output=True, text=True, check=True).stdout
+        rate = parse_wrk(out)[0]
+        check = re.search(r"writes: unexpected=(\d+)", out)
+        if check and int(check.group(1)) > 0:
+            print(out)
+            sys.exit("writes: unexpected statuses")
+        pages = parse_wrk(subprocess.run(["wrk", "-t2", f"-c{options.connections}", f"-d{options.seconds}s",
+                                          base + "/v1/lists/demo?limit=20"], capture_output=True, text=True,
+                                         check=True).stdout)[0]
+        results[store] = (rate, pages, statistics.median(lone), percentile(lone, 0.99))
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    memory, sqlite = results[":memory:"], results[os.path.join(folder, "quire.sqlite")]
+    rows = [
+        ("in-memory store: writes/s ÷ page reads/s (same server)",
+         f"{memory[0]:,.0f} / {memory[1]:,.0f} = {memory[0] / memory[1]:.3f}", ">= 0.2", memory[0] / memory[1] >= 0.2),
+        ("SQLite: writes/s ÷ the in-memory store's writes/s",
+         f"{sqlite[0]:,.0f} / {memory[0]:,.0f} = {sqlite[0] / memory[0]:.2f}", ">= 0.8", sqlite[0] / memory[0] >= 0.8),
+        ("SQLite: writes/s ÷ the disk's one-at-a-time fdatasync/s",
+         f"{sqlite[0]:,.0f} / {syncs:,.0f} = {sqlite[0] / syncs:.2f}", ">= 2", sqlite[0] / syncs >= 2),
+        ("one producer alone on SQLite: p50 latency ÷ one fdatasync",
+         f"{sqlite[2]:.3f} / {sync_ms:.3f} ms = {sqlite[2] / sync_ms:.2f} (p99 {sqlite[3]:.2f} ms)", "<= 1.5",
+         sqlite[2] / sync_ms <= 1.5),
+    ]
+    print(f"writes: {options.connections} producers, one-item inserts at random into 1,000 lists, "
+          f"{options.seconds} s each (wrk, bench/writes.lua)")
+    width = max(len(row[0]) for row in rows)
+    for name, figure, target, met in rows:
+        print(f"  {name:<{width}}  {figure:<44} {target:<7} {'met' if met else 'MISSED'}")
+
+
 def put_items(base, name, count, data):
     """A list of `count` items in one section, `data(i)` each, written with ops in chunks."""
     request("PUT", base + f"/v1/lists/{name}", {"sections": [{"id": "all", "items": []}]})
@@ -1523,6 +1600,9 @@ def main():
     ins = commands.add_parser("instructions")
     ins.add_argument("--seconds", type=int, default=6)
     commands.add_parser("filters")
+    wr = commands.add_parser("writes")
+    wr.add_argument("--seconds", type=int, default=8)
+    wr.add_argument("--connections", type=int, default=64)
     ws = commands.add_parser("working-set")
     ws.add_argument("--lists", type=int, default=100_000)
     ws.add_argument("--items", type=int, default=100)
@@ -1534,7 +1614,7 @@ def main():
         {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load,
          "soak": soak, "window-cost": window_cost, "fan-out": fan_out, "wire": wire, "streams": streams,
          "allocations": allocations, "instructions": instructions,
-         "working-set": working_set, "filters": filters}[options.command](options)
+         "working-set": working_set, "filters": filters, "writes": writes}[options.command](options)
     finally:
         stop_all()
 

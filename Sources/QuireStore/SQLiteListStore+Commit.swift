@@ -3,23 +3,21 @@ import GRDB
 public import QuireCore
 
 extension SQLiteListStore {
-    /// Stores `next` as the version of `list`, in one transaction: only the rows that changed since
-    /// `previous`, and the version number. Returns once the transaction is durable (see the type).
+    /// Stores `next` as the version of `list`: only the rows that changed since `previous`, and the version
+    /// number, in a transaction shared with the writes of other lists made at the same moment (``GroupCommit``).
+    /// Returns once the transaction is durable (see the type).
     ///
-    /// - Throws: ``StoreError``; the transaction is rolled back then, and the file holds `previous`.
+    /// - Throws: ``StoreError``; the transaction is rolled back then (this write and those it was grouped with),
+    ///   and the file holds `previous`.
     /// - Complexity: O(*c* log *n*) for *c* changed rows, plus finding them (see
     ///   ``ListVersion/storageChanges(since:)``).
     public func commit(
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
     ) throws -> Int64? {
         let changes = next.storageChanges(since: previous)
+        let isNew = previous == nil
         do {
-            try database.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
-                    try self.write(changes, list: list, next: next, isNew: previous == nil, in: db)
-                    return .commit
-                }
-            }
+            try group.write { db in try self.write(changes, list: list, next: next, isNew: isNew, in: db) }
         } catch let error as StoreError {
             throw error
         } catch {

@@ -20,6 +20,8 @@ public final class SQLiteListStore: ListStore {
     /// The database file, or `:memory:`.
     public let path: String
     let database: DatabaseQueue
+    /// Where commits wait for each other's company (``GroupCommit``).
+    let group: GroupCommit
 
     /// Opens (or creates) the database at `path` and brings its schema up to date.
     ///
@@ -37,6 +39,7 @@ public final class SQLiteListStore: ListStore {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 database = try DatabaseQueue(path: path, configuration: Self.configuration)
             }
+            group = GroupCommit(database)
             // Only reads until the schema is known to need an upgrade: a damaged file is never written to.
             let migrator = Self.migrator
             let (superseded, completed) = try database.read { db in
@@ -123,6 +126,10 @@ public final class SQLiteListStore: ListStore {
             return (sections ?? 0, items ?? 0)
         }
     }
+
+    /// Transactions that committed list writes since the store was opened, and the writes they held: with writers
+    /// at once, fewer transactions than writes (``GroupCommit``).
+    public var groupCommitCounts: (commits: Int, writes: Int) { group.counts }
 
     /// The total number of changes (rows inserted, updated or deleted) since the store was opened,
     /// SQLite's `total_changes()`: tests use it to check that small writes write little.

@@ -270,6 +270,43 @@ struct FilteredSessionTests {
         #expect(api.service.context.views.count == 0)
     }
 
+    @Test("a long poll and an event stream on a filter wake when an item is updated into it, and not for others")
+    func pushOnViews() throws {
+        let api = try APIFixture()
+        defer { api.stop() }
+        let items: [[String: Any]] = (0..<6).map {
+            ["id": "m\($0)", "type": "message", "data": ["unread": $0 == 0 || $0 == 3]]
+        }
+        try api.put("l", ["sections": [["id": "s", "items": items]]])
+        let unread: [String: Any] = ["field": "data.unread", "eq": true]
+        let polled = try SessionClient(api, list: "l", options: ["filter": unread])
+        let streamed = try SessionClient(api, list: "l", options: ["filter": unread, "format": "sequential"])
+        #expect(polled.window.itemIDs == ["m0", "m3"])
+        let reader = try EventStreamReader(port: api.server.port, target: "/v1/sessions/\(streamed.id)/events")
+        defer { reader.close() }
+        try reader.readHead()
+        #expect(reader.status == 200)
+        // A write outside the filter wakes nobody: the long poll runs to its deadline with nothing.
+        try api.ops(
+            "l",
+            [["op": "updateItems", "items": [["id": "m4", "type": "message", "data": ["unread": false, "x": 1]]]]])
+        let quiet = try api.call("GET", "/v1/sessions/\(polled.id)/changes?since=\(polled.version)&wait=0.5")
+        #expect(try quiet.object()["version"] as? Int == polled.version, "\(quiet.text)")
+        // m2 is updated into the filter while the long poll waits: an insert inside both windows.
+        let writer = DetachedThread.startJoinable {
+            sleep(milliseconds: 300)
+            _ = try? api.ops(
+                "l", [["op": "updateItems", "items": [["id": "m2", "type": "message", "data": ["unread": true]]]]])
+        }
+        let answer = try polled.sync("&wait=10")
+        writer.join()
+        #expect((answer["changes"] as? [String: Any])?["insertItems"] != nil, "\(answer)")
+        #expect(polled.window.itemIDs == ["m0", "m2", "m3"], "\(answer)")
+        let events = reader.waitForEvents(1, seconds: 10)
+        #expect(events.count >= 1)
+        #expect(events.first?.data.contains("m2") == true)
+    }
+
     @Test("a session on a filter stays exact when its list is deleted and streams end; views nobody holds leave")
     func viewLifecycle() throws {
         let api = try APIFixture()

@@ -4,6 +4,7 @@ import QuireCore
 import QuireHTTP
 import QuireStore
 import QuireTesting
+import Synchronization
 import Testing
 
 /// `quire serve` killed with SIGKILL in the middle of a stream of writes, again and again, on one file:
@@ -183,6 +184,81 @@ struct CrashTests {
         print(
             "crash test (seed \(seed)): \(kills) kills, \(totalAcknowledged) acknowledged writes, \(inFlightCommitted) in-flight writes found committed"
         )
+    }
+
+    @Test(
+        "64 producers at once, some refused, SIGKILL, restart: every acknowledged write there, no refused one, versions gapless"
+    )
+    func concurrentProducersKilled() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("producers.sqlite")
+        let lists = (0..<16).map { "p\($0)" }
+        var acknowledged: [String: Set<String>] = [:]
+        var refused = Set<String>()
+        for round in 0..<3 {
+            let server = try QuireProcess.serve(storage: path)
+            let port = try server.waitForPort()
+            try server.waitUntilReady(port: port)
+            if round == 0 {
+                for list in lists {
+                    let response = try HTTPClientConnection(host: "127.0.0.1", port: port).request(
+                        "PUT", "/v1/lists/\(list)", headers: Self.json,
+                        body: Array(#"{"sections":[{"id":"s","items":[]}]}"#.utf8))
+                    #expect(response.status == 201)
+                }
+            }
+            let pid = server.pid
+            DispatchQueue.global().asyncAfter(deadline: .now() + Double(round) * 0.3 + 0.4) { kill(pid, SIGKILL) }
+            let acks = Mutex<[(list: String, id: String, version: Int)]>([])
+            let refusals = Mutex<[String]>([])
+            try concurrently(64) { producer in
+                guard let connection = try? HTTPClientConnection(host: "127.0.0.1", port: port) else { return }
+                for n in 0..<100_000 {
+                    let list = lists[(producer + n) % lists.count]
+                    let id = "r\(round)-p\(producer)-\(n)"
+                    var headers = Self.json
+                    var op = #"{"op":"insertItems","section":"s","items":[{"id":"\#(id)","type":"t"}]}"#
+                    switch n % 10 {
+                    case 3: headers.append(("If-Match", "\"1\""))  // stale from the second write on: 412
+                    case 7: op = #"{"op":"removeItems","ids":["\#(id)"]},"# + op  // the id does not exist: 422
+                    default: break
+                    }
+                    guard
+                        let response = try? connection.request(
+                            "POST", "/v1/lists/\(list)/ops", headers: headers, body: Array(#"{"ops":[\#(op)]}"#.utf8))
+                    else { return }
+                    switch response.status {
+                    case 200:
+                        let version = (try? JSONParser().parse(response.body)["version"]?.intValue).flatMap { $0 }
+                        acks.withLock { $0.append((list, id, Int(version ?? -1))) }
+                    case 412, 422: refusals.withLock { $0.append(id) }
+                    default:
+                        Issue.record("\(response.status) \(response.text)")
+                        return
+                    }
+                }
+            }
+            #expect(server.waitForExit() != nil)
+            for ack in acks.withLock({ $0 }) { acknowledged[ack.list, default: []].insert(ack.id) }
+            refused.formUnion(refusals.withLock { $0 })
+            // Acknowledged versions of a list never repeat.
+            let versions = Dictionary(grouping: acks.withLock { $0 }, by: \.list).mapValues { $0.map(\.version) }
+            for (list, numbers) in versions { #expect(Set(numbers).count == numbers.count, "\(list): a version twice") }
+
+            let stored = try SQLiteListStore(path: path).loadAll(limits: ListLimits())
+            for list in lists {
+                let version = try #require(stored[list])
+                let ids = Set(version.window(range: 0..<version.visibleCount()).itemIDs)
+                #expect(
+                    acknowledged[list, default: []].isSubset(of: ids),
+                    "round \(round), \(list): an acknowledged write lost")
+                #expect(ids.isDisjoint(with: refused), "round \(round), \(list): a refused write stored")
+                // Each version added one item: the version counts every write stored, none skipped or doubled.
+                #expect(Int(version.version) == ids.count + 1, "round \(round), \(list): versions not gapless")
+            }
+        }
+        #expect(acknowledged.values.map(\.count).reduce(0, +) > 100)
+        #expect(refused.count > 10)
     }
 
     /// The versions the restarted server lists are the model's.

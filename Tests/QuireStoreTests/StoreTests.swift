@@ -1,6 +1,7 @@
 import Foundation
 import QuireCore
 import QuireStore
+import QuireTesting
 import Testing
 
 /// A folder of its own for one test, removed at the end.
@@ -262,5 +263,32 @@ struct StoreTests {
         }
         let copy = try SQLiteListStore(path: folder.path("copy/backup.sqlite"))
         #expect(try copy.loadAll(limits: ListLimits())["a"]?.documentBytes == list.documentBytes)
+    }
+}
+
+extension StoreTests {
+    @Test("writes of 16 lists at once share transactions (group commit); a lone write commits alone, at once")
+    func groupCommit() throws {
+        let folder = TemporaryFolder()
+        let store = try SQLiteListStore(path: folder.path("group.sqlite"))
+        let registry = ListRegistry(store: store, limits: ListLimits())
+        let empty = try JSONParser().parse(#"{"sections":[{"id":"s","items":[]}]}"#)
+        _ = try registry.write("alone") { _ throws(ListRegistry.WriteError) in .replace(empty) }
+        #expect(store.groupCommitCounts == (1, 1))
+        try concurrently(16) { writer in
+            for index in 0..<50 {
+                let op = try JSONParser().parse(
+                    #"{"ops":[{"op":"insertItems","section":"s","items":[{"id":"i\#(index)","type":"t"}]}]}"#)
+                _ = try registry.write("l\(writer)") { previous throws(ListRegistry.WriteError) in
+                    previous == nil ? .replace(empty) : .ops(op)
+                }
+            }
+        }
+        let (commits, writes) = store.groupCommitCounts
+        #expect(writes == 1 + 16 * 50)
+        #expect(commits < writes, "concurrent writers shared syncs: \(commits) transactions for \(writes) writes")
+        let stored = try SQLiteListStore(path: folder.path("group.sqlite")).loadAll(limits: ListLimits())
+        #expect(stored.count == 17)
+        #expect(stored["l3"]?.version == 50)
     }
 }

@@ -8,10 +8,10 @@
 /// than reading an array, an `in` of 100 strings searched one by one costs a hundred comparisons, and terms that
 /// each walked `data` from its start would read its first members once per term.
 ///
-/// Semantics (API.md §4d): an absent field matches only `ne` and `exists: false`; `eq`, `ne` and `in` compare
-/// scalars of the same kind (numbers by value, strings by bytes; an object or an array equals nothing); `lt`…`gte`
-/// match a number against a number or a string against a string (by UTF-8 bytes), nothing else; `contains`
-/// matches a string whose case fold contains the (folded) text.
+/// Semantics (API.md §4d), the same in ``ListFilter/matches(_:)``: an absent field matches only `ne` and
+/// `exists: false`; `eq`, `ne` and `in` compare scalars of the same kind (numbers by value, strings by bytes; an
+/// object or an array equals nothing); `lt`…`gte` match a number against a number or a string against a string
+/// (by UTF-8 bytes), nothing else; `contains` matches a string whose case fold contains the (folded) text.
 public struct FilterMatcher: Sendable {
     private let root: Node
     /// The distinct first keys after `data` in the terms' fields; a term's ``Field/data(slot:rest:)`` indexes
@@ -138,6 +138,8 @@ extension FilterMatcher {
     private struct Term: Sendable {
         let field: Field
         let test: Test
+        /// Whether an item without the field passes (``FilterOp/matchesAbsentField``).
+        let matchesAbsentField: Bool
 
         init(_ term: FilterTerm, dataKeys: inout [[UInt8]]) {
             switch term.field {
@@ -154,23 +156,13 @@ extension FilterMatcher {
                 field = .data(slot: slot, rest: Array(path.dropFirst()))
             }
             test = Test(term.op)
+            matchesAbsentField = term.op.matchesAbsentField
         }
 
         func evaluate(_ reading: inout Reading, dataKeys: [[UInt8]]) -> Bool {
-            guard let start = reading.start(of: field, dataKeys: dataKeys) else {
-                // Absent: only `ne` and `exists: false` match (and what `not` turns around, one level up).
-                switch test {
-                case .ne: return true
-                case .exists(let flag): return !flag
-                default: return false
-                }
-            }
+            guard let start = reading.start(of: field, dataKeys: dataKeys) else { return matchesAbsentField }
             if case .exists(let flag) = test { return flag }
-            let scanner = reading.scanner
-            let value = scanner.scalar(at: start)
-            guard case .escapedString(let token) = value else { return test.passes(value) }
-            guard let decoded = scanner.decoded(token) else { return test.passes(.invalid) }
-            return decoded.withUnsafeBufferPointer { test.passes(.string($0)) }
+            return reading.scanner.withScalar(at: start) { test.passes($0) }
         }
     }
 }

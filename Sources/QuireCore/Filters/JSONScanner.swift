@@ -70,8 +70,8 @@ struct JSONScanner {
         }
     }
 
-    /// Whether one of the eight bytes of `word` is `byte` (the classic test for a zero byte, on `word ^ byte…`;
-    /// it never misses one and, in this form, never reports one that is not there).
+    /// Whether one of the eight bytes of `word` is `byte`: the classic test for a zero byte, exact as a yes or no,
+    /// on `word` with `byte` xored into each of its bytes.
     @inline(__always)
     private static func hasByte(_ byte: UInt8, in word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101

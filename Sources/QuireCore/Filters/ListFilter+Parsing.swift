@@ -136,8 +136,8 @@ struct FilterReader {
                 let found = value.arrayValue.map { "\($0.count) values" } ?? article(value.kindName)
                 throw error(
                     .invalidValue,
-                    "\"in\" must be an array of 1 to \(ListFilter.maxInValues) scalars (\(Self.scalarKinds)), not \(found)"
-                )
+                    "\"in\" must be an array of 1 to \(ListFilter.maxInValues) scalars"
+                        + " (\(Self.scalarKinds)), not \(found)")
             }
             var scalars: [FilterScalar] = []
             for (index, element) in elements.enumerated() {

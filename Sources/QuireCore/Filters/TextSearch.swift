@@ -1,4 +1,4 @@
-/// Byte comparisons and the case-insensitive search behind `eq`, `lt`…`gte` and `contains`.
+/// Byte comparisons and the case-insensitive search behind `eq`, `in`, `lt`…`gte` and `contains`.
 enum TextSearch {
     /// `lhs` against `rhs` by their bytes: negative, zero or positive as `lhs` sorts before, with or after (a
     /// prefix sorts first).
@@ -8,6 +8,30 @@ enum TextSearch {
             return lhs[index] < rhs[index] ? -1 : 1
         }
         return lhs.count - rhs.count
+    }
+
+    /// Whether `bytes` are the UTF-8 of `text`: lengths first, then bytes, reading a native string in place.
+    @inline(__always)
+    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == bytes.count else { return false }
+        var index = 0
+        for byte in utf8 {
+            if bytes[index] != byte { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// `bytes` against the UTF-8 of `text`: negative, zero or positive as `bytes` sort before, with or after.
+    static func compare(_ bytes: UnsafeBufferPointer<UInt8>, _ text: String) -> Int {
+        var index = 0
+        for byte in text.utf8 {
+            guard index < bytes.count else { return -1 }
+            if bytes[index] != byte { return bytes[index] < byte ? -1 : 1 }
+            index += 1
+        }
+        return index < bytes.count ? 1 : 0
     }
 
     /// `lhs` against the bytes of `rhs`.

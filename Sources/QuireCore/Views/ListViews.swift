@@ -39,6 +39,8 @@ public enum ViewName {
 public final class ListViews: Sendable {
     private struct Entry {
         let filter: ListFilter
+        /// The filter prepared for matching many items (once per view, not per item).
+        let matcher: FilterMatcher
         let lineage: ViewLineage
         var version: ListVersion
         var lastUse: UInt64
@@ -50,6 +52,9 @@ public final class ListViews: Sendable {
         var entries: [String: Entry] = [:]
         var byKey: [FilterIndexKey: Set<String>] = [:]
         var fields: Set<FilterField> = []
+        /// Views that changed since their sessions were last told (a request may bring the views up to a new
+        /// version of the list before the write's observer does: the observer still tells their sessions).
+        var untold: Set<String> = []
 
         mutating func add(_ name: String, _ entry: Entry) {
             entries[name] = entry
@@ -120,8 +125,9 @@ public final class ListViews: Sendable {
                 return entry.version
             }
             let lineage = ViewLineage()
-            let version = build(filter, of: views.parent, version: max(1, views.parent.version), lineage: lineage)
-            views.add(name, Entry(filter: filter, lineage: lineage, version: version, lastUse: now))
+            let matcher = FilterMatcher(filter)
+            let version = build(matcher, of: views.parent, version: max(1, views.parent.version), lineage: lineage)
+            views.add(name, Entry(filter: filter, matcher: matcher, lineage: lineage, version: version, lastUse: now))
             held.add(1, ordering: .relaxed)
             lists[list] = views
             return version
@@ -161,7 +167,9 @@ public final class ListViews: Sendable {
                 lists[list] = nil
                 return views.entries.keys.map { "\(list)\(ViewName.separator)\($0)" }
             }
-            let changed = advance(&views, to: version)
+            _ = advance(&views, to: version)
+            let changed = views.untold
+            views.untold = []
             lists[list] = views
             return changed.map { "\(list)\(ViewName.separator)\($0)" }
         }
@@ -187,10 +195,11 @@ public final class ListViews: Sendable {
     }
 
     /// A view's first version (or a version built again), numbered `version`.
-    private func build(_ filter: ListFilter, of list: ListVersion, version: UInt64, lineage: ViewLineage) -> ListVersion
+    private func build(_ matcher: FilterMatcher, of list: ListVersion, version: UInt64, lineage: ViewLineage)
+        -> ListVersion
     {
         builds.add(1, ordering: .relaxed)
-        return list.filtered(version: version, lineage: lineage) { filter.matches(FilterItem(encoded: $0.encoded)) }
+        return list.filtered(version: version, lineage: lineage) { matcher.matches(FilterItem(encoded: $0.encoded)) }
     }
 
     /// Brings `views` to `parent`; the canonical texts of the views that changed.
@@ -226,18 +235,19 @@ public final class ListViews: Sendable {
             let only: Set<Int32>? = entry.filter.indexKeys == nil || delta == nil ? nil : candidates[name] ?? []
             if let only, only.isEmpty, !sectionsChanged { continue }
             matches.add(1, ordering: .relaxed)
-            let filter = entry.filter
+            let matcher = entry.matcher
             switch entry.version.followingList(
-                from: old, to: parent, matches: { filter.matches(FilterItem(encoded: $0.encoded)) }, only: only)
+                from: old, to: parent, matches: { matcher.matches(FilterItem(encoded: $0.encoded)) }, only: only)
             {
             case .unchanged:
                 continue
             case .next(let next):
                 entry.version = next
             case .rebuild:
-                entry.version = build(filter, of: parent, version: entry.version.version + 1, lineage: entry.lineage)
+                entry.version = build(matcher, of: parent, version: entry.version.version + 1, lineage: entry.lineage)
             }
             views.entries[name] = entry
+            views.untold.insert(name)
             changed.append(name)
         }
         return changed
