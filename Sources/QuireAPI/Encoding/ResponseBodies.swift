@@ -69,7 +69,7 @@ enum ResponseBodies {
         let shared = answer.shared?.encoded { content -> SharedBody in
             var out: [UInt8] = []
             out.reserveCapacity(4096)  // a page of changes: grown from empty, it was copied five or six times
-            writeContent(content, list: session.list, format: session.format, into: &out)
+            writeContent(content, list: ViewName.list(of: session.list), format: session.format, into: &out)
             return SharedBody(out)
         }
         var out: [UInt8] = []
@@ -95,7 +95,7 @@ enum ResponseBodies {
             parts = [.bytes(out), .shared(shared)]
             out = []
         } else {
-            writeContent(answer.content, list: session.list, format: session.format, into: &out)
+            writeContent(answer.content, list: ViewName.list(of: session.list), format: session.format, into: &out)
         }
         out.appendLiteral(#","page":{"hasPrev":"#)
         if window.hasPrev { out.appendLiteral("true") } else { out.appendLiteral("false") }

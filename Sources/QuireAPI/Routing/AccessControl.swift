@@ -160,8 +160,8 @@ final class AccessControl: Sendable {
                 denied(.sessionSubject)
                 throw APIContext.sessionNotFound
             }
-            guard caller.mayRead(session.list) else {
-                throw deny(.forbidden, "The token may not read the list \(session.list).")
+            guard caller.mayRead(ViewName.list(of: session.list)) else {
+                throw deny(.forbidden, "The token may not read the list \(ViewName.list(of: session.list)).")
             }
         }
         return caller

@@ -17,13 +17,14 @@ public enum ViewName {
 
     /// The list and the filter's canonical text of a view's name; `nil` for a list's own name.
     public static func split(_ name: String) -> (list: String, filter: String)? {
-        guard let index = name.firstIndex(of: separator) else { return nil }
-        return (String(name[..<index]), String(name[name.index(after: index)...]))
+        guard let index = name.utf8.firstIndex(of: 0) else { return nil }
+        return (String(name[..<index]), String(name[name.utf8.index(after: index)...]))
     }
 
-    /// The list a name is about: the list itself, or the view's list.
+    /// The list a name is about: the list itself, or the view's list. A list's own name is returned as it is,
+    /// after a scan of its bytes (on the path of every session answer).
     public static func list(of name: String) -> String {
-        guard let index = name.firstIndex(of: separator) else { return name }
+        guard let index = name.utf8.firstIndex(of: 0) else { return name }
         return String(name[..<index])
     }
 }
