@@ -1503,8 +1503,11 @@ def working_set(options):
     binary = build()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    # A small page cache: what the pages grow resident memory by is then the lists' (the cache, bounded by
+    # pages.cacheEntries on its own, would hold 1,000 prepared pages beside them).
     env = quire_environment(port, {"QUIRE_STORAGE_PATH": path, "QUIRE_DEMO_SEED": "false",
-                                   "QUIRE_LISTS_MEMORY_BYTES": str(options.budget)})
+                                   "QUIRE_LISTS_MEMORY_BYTES": str(options.budget),
+                                   "QUIRE_PAGES_CACHE_ENTRIES": "16"})
     started = time.monotonic()
     process = start([binary, "serve"], env=env, cwd=folder)
     while True:

@@ -64,7 +64,15 @@ public final class ListViews: Sendable {
 
         mutating func remove(_ name: String) {
             entries[name] = nil
+            untold.remove(name)
             reindex()
+        }
+
+        /// The current version of the view `name`, marked used at `now`; `nil` when it is not held.
+        mutating func use(_ name: String, at now: UInt64) -> ListVersion? {
+            guard let index = entries.index(forKey: name) else { return nil }
+            entries.values[index].lastUse = now
+            return entries.values[index].version
         }
 
         /// The index of the filters' equality terms (rebuilt when a view comes or goes: views are few per list).
@@ -117,20 +125,18 @@ public final class ListViews: Sendable {
         let name = filter.canonicalText
         let now = clock()
         return lists.withLock { lists in
-            var views = lists[list] ?? Views(parent: parent)
-            _ = advance(&views, to: parent)
-            if var entry = views.entries[name] {
-                entry.lastUse = now
-                views.entries[name] = entry
-                lists[list] = views
-                return entry.version
-            }
+            // In place: a copy of a list's views taken out of the table and written back copied every view's entry
+            // on each call (copy on write), at a cost that grew with the views.
+            if lists[list] == nil { lists[list] = Views(parent: parent) }
+            _ = advance(&lists[list]!, to: parent)
+            if let version = lists[list]!.use(name, at: now) { return version }
             let lineage = ViewLineage()
             let matcher = FilterMatcher(filter)
-            let version = build(matcher, of: views.parent, version: max(1, views.parent.version), lineage: lineage)
-            views.add(name, Entry(filter: filter, matcher: matcher, lineage: lineage, version: version, lastUse: now))
+            let version = build(
+                matcher, of: lists[list]!.parent, version: max(1, lists[list]!.parent.version), lineage: lineage)
+            lists[list]!.add(
+                name, Entry(filter: filter, matcher: matcher, lineage: lineage, version: version, lastUse: now))
             held.add(1, ordering: .relaxed)
-            lists[list] = views
             return version
         }
     }
@@ -141,13 +147,9 @@ public final class ListViews: Sendable {
     public func version(of list: String, canonical: String, parent: ListVersion) -> ListVersion? {
         let now = clock()
         let held = lists.withLock { lists -> ListVersion? in
-            guard var views = lists[list], var entry = views.entries[canonical] else { return nil }
-            _ = advance(&views, to: parent)
-            entry = views.entries[canonical] ?? entry
-            entry.lastUse = now
-            views.entries[canonical] = entry
-            lists[list] = views
-            return entry.version
+            guard lists[list]?.entries[canonical] != nil else { return nil }
+            _ = advance(&lists[list]!, to: parent)
+            return lists[list]!.use(canonical, at: now)
         }
         if let held { return held }
         guard let filter = try? ListFilter(text: canonical) else { return nil }
@@ -162,16 +164,15 @@ public final class ListViews: Sendable {
     @discardableResult
     public func listChanged(_ list: String, to version: ListVersion?) -> [String] {
         lists.withLock { lists in
-            guard var views = lists[list] else { return [] }
+            guard lists[list] != nil else { return [] }
             guard let version else {
+                let views = lists.removeValue(forKey: list)!
                 held.add(-views.entries.count, ordering: .relaxed)
-                lists[list] = nil
                 return views.entries.keys.map { "\(list)\(ViewName.separator)\($0)" }
             }
-            _ = advance(&views, to: version)
-            let changed = views.untold
-            views.untold = []
-            lists[list] = views
+            _ = advance(&lists[list]!, to: version)
+            let changed = lists[list]!.untold
+            lists[list]!.untold = []
             return changed.map { "\(list)\(ViewName.separator)\($0)" }
         }
     }
@@ -232,7 +233,8 @@ public final class ListViews: Sendable {
         }
         let sectionsChanged = delta.map { !$0.updatedSections.isEmpty } ?? true
         var changed: [String] = []
-        for (name, var entry) in views.entries {
+        var updated: [(String, ListVersion)] = []
+        for (name, entry) in views.entries {
             let only: Set<Int32>? = entry.filter.indexKeys == nil || delta == nil ? nil : candidates[name] ?? []
             if let only, only.isEmpty, !sectionsChanged { continue }
             matches.add(1, ordering: .relaxed)
@@ -243,11 +245,15 @@ public final class ListViews: Sendable {
             case .unchanged:
                 continue
             case .next(let next):
-                entry.version = next
+                updated.append((name, next))
             case .rebuild:
-                entry.version = build(matcher, of: parent, version: entry.version.version + 1, lineage: entry.lineage)
+                updated.append(
+                    (name, build(matcher, of: parent, version: entry.version.version + 1, lineage: entry.lineage)))
             }
-            views.entries[name] = entry
+        }
+        // After the walk: a write into the table while iterating it would copy it.
+        for (name, version) in updated {
+            views.entries[name]?.version = version
             views.untold.insert(name)
             changed.append(name)
         }
