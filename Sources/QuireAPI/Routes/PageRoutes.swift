@@ -64,12 +64,32 @@ extension APIContext {
         // a page the cache does not hold, or holds of an older version.
         let query = PageQuery(list: name, limit: limit, after: after, before: before)
         if let page = cachedPage(query, cursor: cursor) { return .prepared(page.response) }
+        let decoded = cursor
+        return try withLoadedList(name) { [self] version in
+            // Left memory again at once (a budget smaller than the lists in use): answered from the loaded version.
+            let page =
+                cachedPage(query, cursor: decoded)?.response
+                ?? Self.pageResponse(
+                    list: name, window: decoded?.page(in: version, limit: limit) ?? version.firstPage(limit: limit),
+                    limit: limit, cacheControl: configuration.cache.headerValue(for: .revalidated))
+            return page.response
+        }
+    }
+
+    /// The reply of `answer`, made of the list `name` once it is held: a list not held in memory is loaded from
+    /// the store off libmicrohttpd's threads (a store slow to answer holds up no other connection), then answered
+    /// as one held all along; `404 list-not-found` when it does not exist, `503` when the store cannot be read.
+    ///
+    /// - Parameter pinned: keep the list pinned from before its load until `answer` returns (it cannot leave
+    ///   memory in between: a session is made of it).
+    func withLoadedList(
+        _ name: String, pinned: Bool = false, _ answer: @escaping @Sendable (ListVersion) -> Response
+    ) throws(Problem) -> Reply {
         // A store that keeps no lists holds none but those in memory.
         guard registry.storeKeepsLists else { throw Self.listNotFound(name) }
-        let decoded = cursor
-        // Not held in memory: loaded from the store off libmicrohttpd's threads (a store slow to answer holds up
-        // no other connection), then answered as a list held all along.
         return storeWrites.deferredRead { [self] in
+            if pinned { registry.pins.add(name) }
+            defer { if pinned { registry.pins.remove(name) } }
             let version: ListVersion?
             do {
                 version = try registry.loadedVersion(of: name)
@@ -81,13 +101,7 @@ extension APIContext {
                 .response
             }
             guard let version else { return Self.listNotFound(name).response }
-            // Left memory again at once (a budget smaller than the lists in use): answered from the loaded version.
-            let page =
-                cachedPage(query, cursor: decoded)?.response
-                ?? Self.pageResponse(
-                    list: name, window: decoded?.page(in: version, limit: limit) ?? version.firstPage(limit: limit),
-                    limit: limit, cacheControl: configuration.cache.headerValue(for: .revalidated))
-            return page.response
+            return answer(version)
         }
     }
 
@@ -104,7 +118,7 @@ extension APIContext {
         }
     }
 
-    private static func listNotFound(_ name: String) -> Problem {
+    static func listNotFound(_ name: String) -> Problem {
         Problem(.listNotFound, detail: "No list named \(name).")
     }
 
@@ -122,19 +136,7 @@ extension APIContext {
             ).response
         }
         if let parent = registry.version(of: name) { return .response(make(parent)) }
-        guard registry.storeKeepsLists else { throw Self.listNotFound(name) }
-        return storeWrites.deferredRead { [self] in
-            do {
-                guard let parent = try registry.loadedVersion(of: name) else { return Self.listNotFound(name).response }
-                return make(parent)
-            } catch {
-                logger.error("loading a list failed", metadata: ["list": "\(name)", "error": "\(error)"])
-                return Problem.overloaded(
-                    "The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1
-                )
-                .response
-            }
-        }
+        return try withLoadedList(name, make)
     }
 
     /// The page as a prepared response, with `ETag`, `Link` and `Cache-Control`; of the view through the filter

@@ -20,7 +20,7 @@ extension APIContext {
             return .response(openSession(name, options, caller, list: version, generation: generation))
         }
         registry.pins.remove(name)
-        guard registry.storeKeepsLists else { throw Problem(.listNotFound, detail: "No list named \(name).") }
+        guard registry.storeKeepsLists else { throw Self.listNotFound(name) }
         if registry.isOverBudget {
             registry.enforceBudget()  // sessions may have ended since the lists in use filled the budget
         }
@@ -29,22 +29,11 @@ extension APIContext {
                 "The lists in use fill the memory budget (lists.memoryBytes): no session opens on a list not in memory until some sessions end. Retry shortly.",
                 retryAfterSeconds: 5)
         }
-        // Not held in memory: loaded from the store off libmicrohttpd's threads, as a page is.
-        return storeWrites.deferredRead { [self] in
-            registry.pins.add(name)
-            defer { registry.pins.remove(name) }
-            do {
-                guard try registry.loadedVersion(of: name) != nil,
-                    let (version, _, generation) = registry.handledVersion(of: name)
-                else { return Problem(.listNotFound, detail: "No list named \(name).").response }
-                return openSession(name, options, caller, list: version, generation: generation)
-            } catch {
-                logger.error("loading a list failed", metadata: ["list": "\(name)", "error": "\(error)"])
-                return Problem.overloaded(
-                    "The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1
-                )
-                .response
+        return try withLoadedList(name, pinned: true) { [self] _ in
+            guard let (version, _, generation) = registry.handledVersion(of: name) else {
+                return Self.listNotFound(name).response
             }
+            return openSession(name, options, caller, list: version, generation: generation)
         }
     }
 
