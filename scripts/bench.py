@@ -32,12 +32,13 @@
                                                      write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
-  scripts/bench.py writes [--seconds S] [--connections C]
+  scripts/bench.py writes [--seconds S] [--connections C] [--no-postgres]
                                                      64 producers inserting one item at a time into 1,000 lists (wrk,
                                                      bench/writes.lua): acknowledged writes/s on the in-memory store
                                                      and on SQLite, beside page reads/s of the same server, the
                                                      disk's one-at-a-time fdatasync rate, and a lone producer's
-                                                     latency against one fdatasync
+                                                     latency against one fdatasync; then on PostgreSQL (its own
+                                                     server, scripts/pg-local) beside pgbench -N with as many clients
   scripts/bench.py filters                           filtered sessions (API.md 4d): a 1-item write with 1,000 sessions
                                                      on 1,000 equality filters vs none; 10,000 long polls over 100
                                                      filters, one write touching all; a session on a new filter of a
@@ -1310,9 +1311,11 @@ def writes(options):
     script = os.path.join(BENCH, "writes.lua")
     folder = tempfile.mkdtemp(prefix="quire-writes-")
     syncs, sync_ms = fdatasync_rate(folder)
-    results = {}
-    for store in (":memory:", os.path.join(folder, "quire.sqlite")):
-        process, base = start_quire({"QUIRE_STORAGE_PATH": store, "QUIRE_LOG_ACCESS": "false"})
+
+    def producers(environment):
+        """Acknowledged writes/s of the producers, page reads/s of the same server, and a lone producer's p50 and
+        p99 latency in ms, on a server started with `environment`."""
+        process, base = start_quire(dict(environment, QUIRE_LOG_ACCESS="false"))
         port = int(base.rsplit(":", 1)[1])
         connection = Connection(port)
         for k in range(1000):
@@ -1335,9 +1338,33 @@ def writes(options):
         pages = parse_wrk(subprocess.run(["wrk", "-t2", f"-c{options.connections}", f"-d{options.seconds}s",
                                           base + "/v1/lists/demo?limit=20"], capture_output=True, text=True,
                                          check=True).stdout)[0]
-        results[store] = (rate, pages, statistics.median(lone), percentile(lone, 0.99))
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
+        return rate, pages, statistics.median(lone), percentile(lone, 0.99)
+
+    results = {store: producers({"QUIRE_STORAGE_PATH": store})
+               for store in (":memory:", os.path.join(folder, "quire.sqlite"))}
+    postgres = None
+    if not options.no_postgres:
+        # PostgreSQL of its own (scripts/pg-local), pgbench's simple-update load with as many clients, then Quire's
+        # producers on a database of that server.
+        pg_local = os.path.join(ROOT, "scripts", "pg-local")
+        pg_dir = os.path.join(folder, "pg")
+        url = subprocess.run([pg_local, "start", pg_dir], capture_output=True, text=True,
+                             check=True).stdout.split()[-1]
+        try:
+            admin = url.replace("quire@", "postgres@").rsplit("/", 1)[0]
+            subprocess.run(["psql", admin + "/postgres", "-q", "-c", "CREATE DATABASE pgbench"], check=True,
+                           capture_output=True)
+            subprocess.run(["pgbench", "-i", "-q", admin + "/pgbench"], check=True, capture_output=True)
+            out = subprocess.run(["pgbench", "-N", "-c", str(options.connections), "-j", "2", "-T",
+                                  str(max(1, round(options.seconds))), admin + "/pgbench"],
+                                 capture_output=True, text=True, check=True).stdout
+            tps = float(re.search(r"tps = ([\d.]+)", out).group(1))
+            rate = producers({"QUIRE_STORAGE_KIND": "postgres", "QUIRE_STORAGE_URL": url})
+            postgres = (rate, tps)
+        finally:
+            subprocess.run([pg_local, "remove", pg_dir], capture_output=True)
     memory, sqlite = results[":memory:"], results[os.path.join(folder, "quire.sqlite")]
     rows = [
         ("in-memory store: writes/s ÷ page reads/s (same server)",
@@ -1350,6 +1377,11 @@ def writes(options):
          f"{sqlite[2]:.3f} / {sync_ms:.3f} ms = {sqlite[2] / sync_ms:.2f} (p99 {sqlite[3]:.2f} ms)", "<= 1.5",
          sqlite[2] / sync_ms <= 1.5),
     ]
+    if postgres:
+        (rate, _, p50, p99), tps = postgres
+        rows.append((f"PostgreSQL: writes/s ÷ pgbench -N -c {options.connections} on the same server",
+                     f"{rate:,.0f} / {tps:,.0f} = {rate / tps:.2f} (lone p50 {p50:.2f} ms, p99 {p99:.2f} ms)", ">= 0.5",
+                     rate / tps >= 0.5))
     print(f"writes: {options.connections} producers, one-item inserts at random into 1,000 lists, "
           f"{options.seconds} s each (wrk, bench/writes.lua)")
     width = max(len(row[0]) for row in rows)
@@ -1606,6 +1638,7 @@ def main():
     wr = commands.add_parser("writes")
     wr.add_argument("--seconds", type=int, default=8)
     wr.add_argument("--connections", type=int, default=64)
+    wr.add_argument("--no-postgres", action="store_true", help="leave out the PostgreSQL row (and pgbench)")
     ws = commands.add_parser("working-set")
     ws.add_argument("--lists", type=int, default=100_000)
     ws.add_argument("--items", type=int, default=100)

@@ -5,46 +5,49 @@ import PostgresNIO
 public import QuireCore
 import Synchronization
 
-/// Brings every commit other instances make into this instance's registry: `LISTEN quire_changes` on a
-/// connection of its own to learn of commits at once, and a read of the log after the last position
-/// applied, at every notification, at least once a second (a notification can be lost with its
-/// connection), and after every reconnection. The registry replays each logged write of a list it holds on the
-/// version it holds (``ListRegistry/apply(_:)``), and passes over the others (a list is read from the store when
-/// it is loaded); an instance behind the log's retention reads every list it holds again.
+/// Brings the commits other instances make to the lists this instance holds into its registry, list by list:
+/// nothing orders the commits of different lists, and nothing here reads a list this instance does not hold.
+///
+/// - **Notifications**: `LISTEN quire_changes` on a connection of its own. Each notification names lists and
+///   the log position each was committed at (``PostgresNotifier``); for each list held below that position, the
+///   registry reads the list's changes after the position it holds and replays them
+///   (``ListRegistry/follow(_:to:)``). The notifications of this instance's own commits are passed over.
+/// - **The sweep**: a notification is lost with its connection, or with an instance killed between its commit
+///   and its notification. After every (re)connection, and every ``sweepInterval``, every list held is compared
+///   with the store's position of it (one query per thousand lists), and each that differs is brought up to date
+///   the same way (a list the store no longer has leaves memory).
 ///
 /// One thread of its own, blocked on a semaphore while nothing happens. While it has no connection to the
-/// store, and until a read after (re)connecting has drained the log, the registry's replication status says
-/// it is catching up (`/readyz` answers `503`); lists and sessions keep being served from memory.
+/// store, and until the sweep after (re)connecting is done, the registry's replication status says it is
+/// catching up (`/readyz` answers `503`); lists and sessions keep being served from memory.
 public final class PostgresChangeFeed: Sendable {
     private let store: PostgresListStore
     private let registry: ListRegistry
     private let logger: Logger
     private let wake = DispatchSemaphore(value: 0)
-    private let state: Mutex<State>
-    /// Changes read per query of the log.
-    static let batch = 1_000
+    private let state = Mutex(State())
+    /// How often every list held is compared with the store, whatever the notifications said.
+    public static let sweepInterval: Duration = .seconds(2)
+    /// Lists compared per query of the sweep.
+    static let sweepBatch = 1_000
 
     private struct State {
-        /// The log position everything up to which is applied.
-        var position: Int64
+        /// Lists other instances committed, not yet followed: each at its latest position, with the commit's time.
+        var notified: [String: (position: Int64, time: Double)] = [:]
         var stopped = false
         var listener: PostgresConnection?
+        /// When the last sweep ended; `nil`: a sweep is due (a new connection).
+        var lastSweep: ContinuousClock.Instant?
         var lastTrim = ContinuousClock.now
     }
 
-    /// - Parameter position: the log's position before the registry loaded any list
-    ///   (``PostgresListStore/currentLogPosition()``).
-    public init(store: PostgresListStore, registry: ListRegistry, position: Int64, logger: Logger) {
+    public init(store: PostgresListStore, registry: ListRegistry, logger: Logger) {
         self.store = store
         self.registry = registry
         self.logger = logger
-        state = Mutex(State(position: position))
     }
 
-    /// The log position applied so far.
-    public var position: Int64 { state.withLock { $0.position } }
-
-    /// Starts following the log.
+    /// Starts following the store.
     public func start() {
         registry.replication.isCatchingUp = true
         let thread = Thread { [self] in run() }
@@ -52,7 +55,7 @@ public final class PostgresChangeFeed: Sendable {
         thread.start()
     }
 
-    /// Stops following the log (returns at once; the thread ends within its current query).
+    /// Stops following the store (returns at once; the thread ends within its current query).
     public func stop() {
         let listener = state.withLock { state in
             state.stopped = true
@@ -74,8 +77,6 @@ public final class PostgresChangeFeed: Sendable {
                     try listen()
                     connected = true
                     delay = 0.1
-                    registry.replication.isCatchingUp = true
-                    registry.replication.caughtUp()
                     logger.info("change feed: listening", metadata: ["store": "\(store.settings.redacted)"])
                 } catch {
                     registry.replication.isCatchingUp = true
@@ -88,19 +89,27 @@ public final class PostgresChangeFeed: Sendable {
                 }
             }
             do {
-                try drain()
-                registry.replication.isCatchingUp = false
+                try followNotified()
+                let sweepDue = state.withLock { state in
+                    state.lastSweep.map { ContinuousClock.now - $0 >= Self.sweepInterval } ?? true
+                }
+                if sweepDue {
+                    try sweep()
+                    registry.replication.isCatchingUp = false
+                }
                 trimIfDue()
             } catch {
-                logger.warning("change feed: reading the log failed: \(error)")
+                logger.warning("change feed: reading the store failed: \(error)")
                 registry.replication.isCatchingUp = true
                 dropListener()
                 connected = false
                 continue
             }
-            _ = wake.wait(timeout: .now() + 1)
+            // Until the next sweep, and at least once a second to see whether the connection is still there.
+            let untilSweep = state.withLock { ($0.lastSweep ?? .now) + Self.sweepInterval - .now }
+            _ = wake.wait(timeout: .now() + min(1, max(0.001, untilSweep / .seconds(1))))
             if state.withLock({ $0.listener?.isClosed ?? true }) {
-                // The connection is gone, and notifications with it: catching up again once reconnected.
+                // The connection is gone, and notifications with it: a sweep once reconnected.
                 registry.replication.isCatchingUp = true
                 dropListener()
                 connected = false
@@ -108,12 +117,19 @@ public final class PostgresChangeFeed: Sendable {
         }
     }
 
-    /// Connects the listening connection and subscribes.
+    /// Connects the listening connection and subscribes; a sweep is due from now on.
     private func listen() throws {
         let connection = try store.connections.connect()
-        connection.addListener(channel: PostgresListStore.channel) { [weak self] _, _ in
+        let origin = store.origin
+        connection.addListener(channel: PostgresListStore.channel) { [weak self] _, notification in
             guard let self else { return }
             registry.replication.notified()
+            guard let changes = Self.changes(in: notification.payload, passingOver: origin) else { return }
+            state.withLock { state in
+                for (list, position, time) in changes where (state.notified[list]?.position ?? .min) < position {
+                    state.notified[list] = (position, time)
+                }
+            }
             wake.signal()
         }
         do {
@@ -124,10 +140,24 @@ public final class PostgresChangeFeed: Sendable {
             throw PostgresStoreError("LISTEN failed: \(PostgresConnections.describe(error))")
         }
         let stale = state.withLock { state -> PostgresConnection? in
-            defer { state.listener = connection }
+            defer {
+                state.listener = connection
+                state.lastSweep = nil
+            }
             return state.listener
         }
         if let stale { _ = try? stale.close().wait(within: store.patience) }
+    }
+
+    /// The lists a notification names (``PostgresNotifier``), `nil` when it is this instance's own or unreadable.
+    static func changes(in payload: String, passingOver origin: String) -> [(String, Int64, Double)]? {
+        var lines = payload.split(separator: "\n", omittingEmptySubsequences: true)[...]
+        guard let sender = lines.popFirst(), sender != origin else { return nil }
+        return lines.compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let position = Int64(fields[0]), let time = Double(fields[2]) else { return nil }
+            return (String(fields[1]), position, time)
+        }
     }
 
     private func dropListener() {
@@ -138,34 +168,34 @@ public final class PostgresChangeFeed: Sendable {
         if let listener { _ = try? listener.close().wait(within: store.patience) }
     }
 
-    /// Reads and applies the log until nothing is left after the position.
-    private func drain() throws {
-        while !isStopped {
-            let position = self.position
-            let (changes, oldest) = try store.changes(after: position, limit: Self.batch)
-            if let first = changes.first?.position ?? oldest, first > position + 1 {
-                // The log no longer has what this instance lacks: every list it holds is read again.
-                logger.warning(
-                    "change feed: behind the log's retention, reloading the lists held",
-                    metadata: ["position": "\(position)", "oldest": "\(first)", "lists": "\(registry.resident.lists)"])
-                let now = try store.currentLogPosition()
-                try registry.reloadResident()
-                state.withLock { $0.position = max($0.position, now) }
-                continue
-            }
-            guard !changes.isEmpty else {
-                registry.replication.setLag(versions: 0, seconds: 0)
-                return
-            }
-            registry.replication.setLag(
-                versions: changes.count, seconds: Date().timeIntervalSince1970 - changes[0].committedAt)
-            try registry.apply(changes)
-            state.withLock { $0.position = changes[changes.count - 1].position }
-            if changes.count < Self.batch {
-                registry.replication.setLag(versions: 0, seconds: 0)
-                return
-            }
+    /// Brings every list notified since the last time to the position notified, if this instance holds it.
+    private func followNotified() throws {
+        let notified = state.withLock { state in
+            defer { state.notified.removeAll(keepingCapacity: true) }
+            return state.notified
         }
+        guard !notified.isEmpty else { return }
+        let oldest = notified.values.lazy.map(\.time).min() ?? 0
+        registry.replication.setLag(versions: notified.count, seconds: Date().timeIntervalSince1970 - oldest)
+        defer { registry.replication.setLag(versions: 0, seconds: 0) }
+        for (list, (position, _)) in notified {
+            try registry.follow(list, to: position)
+        }
+    }
+
+    /// Compares every list held with the store, and brings each that differs up to date.
+    private func sweep() throws {
+        let held = registry.followedLists()
+        var start = held.startIndex
+        while start < held.endIndex {
+            let end = min(start + Self.sweepBatch, held.endIndex)
+            for (list, position) in try store.positions(differingFrom: Array(held[start..<end])) {
+                try registry.follow(list, to: position)
+            }
+            start = end
+        }
+        state.withLock { $0.lastSweep = .now }
+        registry.replication.caughtUp()
     }
 
     /// About once a minute: drops the log's changes past the retention.

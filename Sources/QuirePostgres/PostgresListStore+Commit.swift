@@ -22,8 +22,9 @@ extension PostgresListStore {
         }
         let changes = next.storageChanges(since: previous)
         let (kind, body) = write.logged
-        return try transaction(list: list, creating: previous == nil) { connection in
-            try lockList(list, expecting: previous.map { ($0.version, position) }, on: connection)
+        return try transaction(list: list, creating: previous == nil) { connection, beginning in
+            try lockList(
+                list, expecting: previous.map { ($0.version, position) }, beginning: beginning, on: connection)
             if previous == nil {
                 try checkCreation(of: list, numbered: next.version, on: connection)
                 try deleteRows(of: list, on: connection)
@@ -37,8 +38,8 @@ extension PostgresListStore {
 
     /// Removes `list` if it is still at `previous`, and logs the delete.
     public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
-        try transaction(list: list, creating: false) { connection in
-            try lockList(list, expecting: (previous.version, position), on: connection)
+        try transaction(list: list, creating: false) { connection, beginning in
+            try lockList(list, expecting: (previous.version, position), beginning: beginning, on: connection)
             try deleteRows(of: list, on: connection)
             _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait(
                 within: patience)
@@ -60,17 +61,17 @@ extension PostgresListStore {
     /// lock this instance holds, so this attempt cannot lose again). A unique violation while creating a
     /// list means another instance created it first.
     private func transaction(
-        list: String, creating: Bool, _ body: (PostgresConnection) throws -> Int64
+        list: String, creating: Bool, _ body: (PostgresConnection, _ beginning: Bool) throws -> Int64
     ) throws -> Int64 {
         let held = heldLocks.withLock { $0.removeValue(forKey: list) }
         let connection = try held ?? connections.acquire()
         var committing = false
         do {
-            if held == nil { _ = try connection.query("BEGIN", logger: logger).wait(within: patience) }
-            let position = try body(connection)
+            let position = try body(connection, held == nil)
             committing = true
             _ = try connection.query("COMMIT", logger: logger).wait(within: patience)
             connections.release(connection)
+            notifier.announce(list, position: position)
             return position
         } catch is VersionMismatch {
             // Keep the transaction and the row lock: the registry replays what the other instance wrote
@@ -119,13 +120,18 @@ extension PostgresListStore {
     /// A list that does not exist has no row to lock: an advisory lock on its name stands in, so that two
     /// instances creating it at once go one after the other (rather than deadlock on its rows).
     private func lockList(
-        _ list: String, expecting expected: (version: UInt64, position: Int64)?, on connection: PostgresConnection
+        _ list: String, expecting expected: (version: UInt64, position: Int64)?, beginning: Bool,
+        on connection: PostgresConnection
     ) throws {
-        _ = try connection.query("SELECT pg_advisory_xact_lock(hashtext(\(list)))", logger: logger).wait(
-            within: patience)
-        let rows = try connection.query(
-            "SELECT version, position FROM quire_list WHERE name = \(list) FOR UPDATE", logger: logger
-        ).wait(within: patience)
+        // Sent one after another without waiting for each answer (the connection runs them in order): one wake-up
+        // of this thread instead of three. BEGIN's answer is checked before anything is written.
+        let begun = beginning ? connection.query("BEGIN", logger: logger) : nil
+        let locked = connection.query("SELECT pg_advisory_xact_lock(hashtext(\(list)))", logger: logger)
+        let selected = connection.query(
+            "SELECT version, position FROM quire_list WHERE name = \(list) FOR UPDATE", logger: logger)
+        _ = try begun?.wait(within: patience)
+        _ = try locked.wait(within: patience)
+        let rows = try selected.wait(within: patience)
         let stored = try rows.first.map { row in
             let (version, position) = try row.decode((Int64, Int64).self)
             return (UInt64(bitPattern: version), position)
@@ -150,52 +156,52 @@ extension PostgresListStore {
             within: patience)
     }
 
-    /// Takes the log's next position (holding the counter's row lock to the end of the transaction, so
-    /// positions commit in order), sets the list's row (version, position, and `sizes` as of that version;
-    /// `nil` for a delete, whose row is gone) and logs the change, and notifies.
+    /// Logs the change at the sequence's next position (the list is locked: its positions grow in its commit
+    /// order) and sets the list's row (version, position, and `sizes` as of that version; `nil` for a delete,
+    /// whose row is gone), in one statement.
     private func append(
         list: String, version: UInt64, kind: String, body: ByteBuffer?, sizes: (sections: Int, items: Int)?,
         isNew: Bool, on connection: PostgresConnection
     ) throws -> Int64 {
-        let rows = try connection.query(
-            "UPDATE quire_feed SET position = position + 1 WHERE id = 1 RETURNING position", logger: logger
-        ).wait(within: patience)
-        guard let position = try rows.first?.decode(Int64.self) else {
-            throw PostgresStoreError("the log's counter row is missing")
-        }
         let stored = Int64(bitPattern: version)
-        if let sizes {
-            let (sections, items) = (Int64(sizes.sections), Int64(sizes.items))
-            if isNew {
-                // A plain insert: a list created meanwhile by another instance is a unique violation.
-                _ = try connection.query(
-                    """
-                    INSERT INTO quire_list (name, version, position, sections, items, sized_version)
-                    VALUES (\(list), \(stored), \(position), \(sections), \(items), \(stored))
-                    """,
-                    logger: logger
-                ).wait(within: patience)
-            } else {
-                _ = try connection.query(
-                    """
-                    UPDATE quire_list SET version = \(stored), position = \(position),
-                        sections = \(sections), items = \(items), sized_version = \(stored)
-                    WHERE name = \(list)
-                    """,
-                    logger: logger
-                ).wait(within: patience)
-            }
+        let query: PostgresQuery
+        switch sizes {
+        case let (sections, items)? where isNew:
+            // A plain insert: a list created meanwhile by another instance is a unique violation.
+            query = """
+                WITH logged AS (
+                    INSERT INTO quire_log (position, list, version, kind, body, committed_at)
+                    VALUES (nextval('quire_log_position'), \(list), \(stored), \(kind), \(body),
+                        extract(epoch from clock_timestamp()))
+                    RETURNING position)
+                INSERT INTO quire_list (name, version, position, sections, items, sized_version)
+                SELECT \(list), \(stored), position, \(Int64(sections)), \(Int64(items)), \(stored) FROM logged
+                RETURNING position
+                """
+        case let (sections, items)?:
+            query = """
+                WITH logged AS (
+                    INSERT INTO quire_log (position, list, version, kind, body, committed_at)
+                    VALUES (nextval('quire_log_position'), \(list), \(stored), \(kind), \(body),
+                        extract(epoch from clock_timestamp()))
+                    RETURNING position)
+                UPDATE quire_list SET version = \(stored), position = logged.position,
+                    sections = \(Int64(sections)), items = \(Int64(items)), sized_version = \(stored)
+                FROM logged WHERE name = \(list)
+                RETURNING logged.position
+                """
+        case nil:
+            query = """
+                INSERT INTO quire_log (position, list, version, kind, body, committed_at)
+                VALUES (nextval('quire_log_position'), \(list), \(stored), \(kind), \(body),
+                    extract(epoch from clock_timestamp()))
+                RETURNING position
+                """
         }
-        _ = try connection.query(
-            """
-            INSERT INTO quire_log (position, list, version, kind, body, committed_at)
-            VALUES (\(position), \(list), \(stored), \(kind), \(body), extract(epoch from clock_timestamp()))
-            """,
-            logger: logger
-        ).wait(within: patience)
-        _ = try connection.query(
-            "SELECT pg_notify(\(Self.channel), \(String(position)))", logger: logger
-        ).wait(within: patience)
+        let rows = try connection.query(query, logger: logger).wait(within: patience)
+        guard let position = try rows.first?.decode(Int64.self) else {
+            throw PostgresStoreError("list \"\(list)\" has no row to update")
+        }
         return position
     }
 

@@ -18,21 +18,19 @@ extension PostgresListStore {
         }
     }
 
-    /// The log's position now: a list loaded after this has every change logged up to it (where the change feed
-    /// of an instance starts reading).
-    public func currentLogPosition() throws -> Int64 {
-        try reading { try logPosition(on: $0) }
-    }
-
-    /// One list as stored now, with the log position of its last change (for a list that does not exist,
-    /// the log's position: every change before it is known to be in the answer).
+    /// One list as stored now, with the log position of its last change (for a list that does not exist, the
+    /// position of the last change logged under its name, 0 if none: its earlier lives are all in the answer).
     public func load(list: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
         try reading(on: heldConnection(for: list)) { connection in
-            let logPosition = try self.logPosition(on: connection)
             let rows = try connection.query(
                 "SELECT version, position FROM quire_list WHERE name = \(list)", logger: logger
             ).wait(within: patience)
-            guard let row = rows.first else { return (nil, logPosition) }
+            guard let row = rows.first else {
+                let logged = try connection.query(
+                    "SELECT coalesce(max(position), 0) FROM quire_log WHERE list = \(list)", logger: logger
+                ).wait(within: patience)
+                return (nil, try logged.first?.decode(Int64.self) ?? 0)
+            }
             let (version, position) = try row.decode((Int64, Int64).self)
             return (try restore(list, version: UInt64(bitPattern: version), limits: limits, on: connection), position)
         }
@@ -76,21 +74,23 @@ extension PostgresListStore {
         }
     }
 
-    /// Up to `limit` changes of every list after log position `position`, oldest first, and the position of
-    /// the oldest change the log still keeps (the change feed).
-    public func changes(after position: Int64, limit: Int) throws -> (changes: [LoggedChange], oldest: Int64?) {
-        try connections.with { connection in
-            let changes = try Self.changes(
-                connection.query(
-                    """
-                    SELECT position, list, version, kind, body, committed_at FROM quire_log
-                    WHERE position > \(position) ORDER BY position LIMIT \(Int64(limit))
-                    """,
-                    logger: logger
-                ).wait(within: patience))
-            let oldest = try connection.query("SELECT min(position) FROM quire_log", logger: logger).wait(
-                within: patience)
-            return (changes, try oldest.first?.decode(Int64?.self))
+    /// Of `lists` (names, each with the log position an instance holds it at), those the store holds at another
+    /// position, with the store's (`nil`: the store no longer has the list): the change feed's sweep.
+    public func positions(differingFrom lists: [(name: String, position: Int64)]) throws -> [(
+        name: String, position: Int64?
+    )] {
+        guard !lists.isEmpty else { return [] }
+        return try connections.with { connection in
+            let rows = try connection.query(
+                """
+                SELECT held.name, stored.position
+                FROM unnest(\(lists.map(\.name))::text[], \(lists.map(\.position))::bigint[]) AS held (name, position)
+                LEFT JOIN quire_list AS stored ON stored.name = held.name
+                WHERE stored.position IS DISTINCT FROM held.position
+                """,
+                logger: logger
+            ).wait(within: patience)
+            return try rows.map { row in try row.decode((String, Int64?).self) }
         }
     }
 
@@ -105,12 +105,6 @@ extension PostgresListStore {
                 position: position, list: list, version: UInt64(bitPattern: version), write: write,
                 committedAt: committedAt)
         }
-    }
-
-    private func logPosition(on connection: PostgresConnection) throws -> Int64 {
-        try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait(within: patience)
-            .first?
-            .decode(Int64.self) ?? 0
     }
 
     /// Runs `body` in a read-only `REPEATABLE READ` transaction (one snapshot); or, given the connection

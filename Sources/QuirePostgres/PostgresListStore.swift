@@ -14,15 +14,18 @@ import Synchronization
 ///   the stored version is the one the write was built on; otherwise it throws ``StoreConflict`` and the
 ///   registry replays the other instance's changes and builds the write again. Two instances can never
 ///   both commit version *n* of a list.
-/// - **The log**: every commit takes the next position of one counter row (`quire_feed`), which orders
-///   every commit of every list without gaps (the counter's row lock is held to the end of the
-///   transaction, so positions become visible in order), and records the write itself (``ListWrite``):
-///   another instance replays it on the version it holds instead of reloading the list.
-/// - **Notifications**: each commit sends `NOTIFY quire_changes`; ``PostgresChangeFeed`` listens and
-///   reads the log after its position, and reads it again after every reconnection, since
-///   notifications are not durable.
-/// - **Retention**: the log keeps the last ``PostgresSettings/logRetention`` changes; an instance
-///   further behind reloads every list.
+/// - **The log**: every commit records the write itself (``ListWrite``) at a position taken from a sequence
+///   (`quire_log_position`) once the list is locked, so that one list's positions grow in its commit order;
+///   another instance replays the write on the version it holds instead of reloading the list. Positions of
+///   different lists are not ordered: nothing is shared between writes to different lists but the sequence,
+///   whose `nextval` holds no lock, so commits to different lists never wait for each other's flush.
+/// - **Notifications after the commit**: ``PostgresNotifier`` tells the other instances which lists changed
+///   (`NOTIFY quire_changes`, in a transaction of its own that does not wait for a flush: `NOTIFY` takes a
+///   cluster-wide lock until its transaction ends). ``PostgresChangeFeed`` listens, reads the log of each list it
+///   holds after the position it holds it at, and compares every list it holds with the store after every
+///   reconnection and every 2 s, since notifications are not durable.
+/// - **Retention**: the log keeps about the last ``PostgresSettings/logRetention`` changes; a list whose
+///   changes it no longer has is read again whole.
 ///
 /// Durability is PostgreSQL's: a commit returns once the server has flushed it (`synchronous_commit`).
 public final class PostgresListStore: ListStore {
@@ -32,6 +35,10 @@ public final class PostgresListStore: ListStore {
     /// writes again (``commit(list:previous:next:write:)``) or gives up (``endWrite(list:)``). The registry
     /// holds the list's own lock meanwhile, so one thread at a time uses each.
     let heldLocks = Mutex<[String: PostgresConnection]>([:])
+    /// Tells the other instances of each commit, once it is made.
+    let notifier: PostgresNotifier
+    /// What this store's notifications carry first: its change feed passes over them.
+    public var origin: String { notifier.origin }
     public var settings: PostgresSettings { connections.settings }
     /// The longest any wait for PostgreSQL lasts (``PostgresConnections/patience``).
     var patience: Double { connections.patience }
@@ -42,6 +49,7 @@ public final class PostgresListStore: ListStore {
     /// - Throws: ``PostgresStoreError`` naming the server (never the password) and the cause.
     public init(settings: PostgresSettings, logger: Logger) throws(PostgresStoreError) {
         connections = PostgresConnections(settings: settings, logger: logger)
+        notifier = PostgresNotifier(connections: connections, logger: logger)
         self.logger = logger
         do {
             try connections.with { connection in
@@ -58,6 +66,7 @@ public final class PostgresListStore: ListStore {
 
     /// Closes the store's connections.
     public func close() {
+        notifier.stop()
         connections.close()
     }
 
@@ -65,12 +74,6 @@ public final class PostgresListStore: ListStore {
     static let schema: [PostgresQuery] = [
         "BEGIN",
         "SELECT pg_advisory_xact_lock(7741)",
-        """
-        CREATE TABLE IF NOT EXISTS quire_feed (
-            id integer PRIMARY KEY CHECK (id = 1),
-            position bigint NOT NULL)
-        """,
-        "INSERT INTO quire_feed (id, position) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
         """
         CREATE TABLE IF NOT EXISTS quire_list (
             name text PRIMARY KEY,
@@ -107,6 +110,24 @@ public final class PostgresListStore: ListStore {
             committed_at double precision NOT NULL)
         """,
         "CREATE INDEX IF NOT EXISTS quire_log_by_list ON quire_log (list, position)",
+        // The log's positions. A store of the release that ordered every commit by one counter row (`quire_feed`)
+        // goes on after its last position, and the counter is dropped: an instance of that release still running
+        // fails its writes (503) instead of logging positions this sequence gives too.
+        """
+        DO $$ BEGIN
+            IF to_regclass('quire_log_position') IS NULL THEN
+                CREATE SEQUENCE quire_log_position;
+                PERFORM setval('quire_log_position', greatest(
+                    (SELECT coalesce(max(position), 0) FROM quire_log),
+                    (SELECT coalesce(max(position), 0) FROM quire_list)) + 1, false);
+            END IF;
+            IF to_regclass('quire_feed') IS NOT NULL THEN
+                PERFORM setval('quire_log_position', greatest(
+                    (SELECT last_value FROM quire_log_position), (SELECT max(position) + 1 FROM quire_feed)), false);
+                DROP TABLE quire_feed;
+            END IF;
+        END $$
+        """,
         // The last version of each deleted list, until its name is created again (ListStore.retiredVersion).
         """
         CREATE TABLE IF NOT EXISTS quire_retired (
@@ -146,16 +167,7 @@ public final class PostgresListStore: ListStore {
     /// The log's channel for `NOTIFY`.
     static let channel = "quire_changes"
 
-    /// The position of the last commit in the log.
-    public func logPosition() throws -> Int64 {
-        try connections.with { connection in
-            let rows = try connection.query("SELECT position FROM quire_feed WHERE id = 1", logger: logger).wait(
-                within: patience)
-            return try rows.first?.decode(Int64.self) ?? 0
-        }
-    }
-
-    /// Drops the log's changes older than the retention (any instance may; the newest are kept).
+    /// Drops the log's changes older than about the retention (any instance may; the newest are kept).
     ///
     /// - Returns: the number of changes dropped.
     @discardableResult
@@ -163,7 +175,7 @@ public final class PostgresListStore: ListStore {
         try connections.with { connection in
             let keep = Int64(settings.logRetention)
             let result = try connection.query(
-                "DELETE FROM quire_log WHERE position <= (SELECT position FROM quire_feed WHERE id = 1) - \(keep)",
+                "DELETE FROM quire_log WHERE position < (SELECT last_value FROM quire_log_position) - \(keep)",
                 logger: logger
             ).wait(within: patience)
             return result.metadata.rows ?? 0

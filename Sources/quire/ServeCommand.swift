@@ -83,7 +83,7 @@ struct ServeCommand: ParsableCommand {
         }
         do {
             try service.start()
-            try storage.prepare(service.registry)
+            storage.prepare(service.registry)
             try service.load()
             storage.follow(service.registry)
         } catch {

@@ -49,8 +49,6 @@ final class ServeStorage {
     #if PostgreSQL
         private let shared: PostgresListStore?
         private var feed: PostgresChangeFeed?
-        /// The log's position before any list was loaded: where the feed starts.
-        private var startPosition: Int64 = 0
     #endif
 
     /// Opens the store, or stops the process with status 1 and the reason (``StoreSetup``).
@@ -68,22 +66,21 @@ final class ServeStorage {
         store = try StoreSetup.open(settings.storagePath, logger: logger)
     }
 
-    /// Called before the service turns ready (before it loads any list): a shared store is catching up
-    /// (`/readyz` says so) until its feed has read the log, from the log's position now.
-    func prepare(_ registry: ListRegistry) throws {
+    /// Called before the service turns ready: a shared store is catching up (`/readyz` says so) until its feed
+    /// is listening and has compared the lists held with the store.
+    func prepare(_ registry: ListRegistry) {
         #if PostgreSQL
-            guard let shared else { return }
+            guard shared != nil else { return }
             registry.replication.isCatchingUp = true
-            startPosition = try shared.currentLogPosition()
         #endif
     }
 
-    /// Called once the service is ready: a shared store's feed replays every commit since ``prepare(_:)``, by any
-    /// instance, to the lists this one holds.
+    /// Called once the service is ready: a shared store's feed brings the commits of other instances to the lists
+    /// this one holds.
     func follow(_ registry: ListRegistry) {
         #if PostgreSQL
             guard let shared else { return }
-            feed = PostgresChangeFeed(store: shared, registry: registry, position: startPosition, logger: logger)
+            feed = PostgresChangeFeed(store: shared, registry: registry, logger: logger)
             feed?.start()
         #endif
     }

@@ -76,8 +76,7 @@ private final class Instance: Sendable {
         settings.statementTimeoutSeconds = statementTimeout
         store = try PostgresListStore(settings: settings, logger: logger)
         registry = ListRegistry(store: store, limits: ListLimits())
-        feed = PostgresChangeFeed(
-            store: store, registry: registry, position: try store.currentLogPosition(), logger: logger)
+        feed = PostgresChangeFeed(store: store, registry: registry, logger: logger)
         if follow { feed.start() }
     }
 
@@ -233,35 +232,152 @@ struct PostgresStoreTests {
         #expect(try a.store.retiredVersion(of: "l") == 0)
     }
 
-    @Test("an instance further behind than the log keeps reads every list it holds again, then follows again")
+    @Test("a list whose changes the log no longer keeps is read again whole, then followed again")
     func behindRetention() async throws {
         let database = try TestDatabase(logRetention: 100)
         let a = try Instance(database)
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in emptyList }
+        _ = try a.registry.write("gone") { _ throws(ListRegistry.WriteError) in emptyList }
         let b = try Instance(database, follow: false)
         #expect(try b.registry.loadedVersion(of: "l")?.version == 1)
+        #expect(try b.registry.loadedVersion(of: "gone")?.version == 1)
         for index in 0..<150 {
             _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("i\(index)") }
         }
-        _ = try a.registry.write("gone") { _ throws(ListRegistry.WriteError) in emptyList }
         try a.registry.delete("gone")
         #expect(try a.store.trimLog() > 0)
         // b was loaded at version 1 and never followed: the log no longer reaches back to it.
-        let behind = PostgresChangeFeed(store: b.store, registry: b.registry, position: 0, logger: Logger(label: "t"))
+        let behind = PostgresChangeFeed(store: b.store, registry: b.registry, logger: Logger(label: "t"))
         behind.start()
         defer { behind.stop() }
-        for _ in 0..<1_000 where b.registry.version(of: "l")?.version != 151 {
+        for _ in 0..<1_000 where b.registry.version(of: "l")?.version != 151 || b.registry.contains("gone") {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(b.registry.version(of: "l")?.documentBytes == a.registry.version(of: "l")?.documentBytes)
         #expect(b.registry.version(of: "gone") == nil)
-        #expect(b.registry.replication.counts.fullReloads == 1)
+        #expect(b.registry.replication.counts.listReloads == 1, "l read again; gone's delete replayed from the log")
         _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insert("after") }
         for _ in 0..<1_000 where b.registry.version(of: "l")?.version != 152 {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(b.registry.version(of: "l")?.containsItem("after") == true, "followed by the feed, not loaded again")
-        #expect(b.registry.loadCount == 2, "loaded once, read again once behind the log")
+        #expect(b.registry.loadCount == 3, "two loads, and l read again once behind the log")
+    }
+
+    @Test("writes to different lists do not wait for each other: one held inside its transaction delays no other")
+    func listsCommitInParallel() throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database), try Instance(database))
+        _ = try a.registry.write("slow") { _ throws(ListRegistry.WriteError) in emptyList }
+        _ = try b.registry.write("fast") { _ throws(ListRegistry.WriteError) in emptyList }
+        // The next write of `slow` stops inside its transaction, after its list is locked and its log position
+        // taken, until the test lets it go: what a commit waiting on its flush is to the others.
+        try database.execute(
+            """
+            CREATE FUNCTION hold_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.list = 'slow' THEN PERFORM pg_advisory_xact_lock_shared(4242); END IF;
+                RETURN NEW;
+            END $$
+            """)
+        try database.execute(
+            "CREATE TRIGGER hold_slow BEFORE INSERT ON quire_log FOR EACH ROW EXECUTE FUNCTION hold_slow()")
+        let holder = try HeldLock(database, key: 4242)
+        let slowDone = DispatchSemaphore(value: 0)
+        let slowOutcome = Mutex<UInt64?>(nil)
+        Thread {
+            defer { slowDone.signal() }
+            let commit = try? a.registry.write("slow") { _ throws(ListRegistry.WriteError) in insert("x") }
+            slowOutcome.withLock { $0 = commit?.version.version }
+        }.start()
+        try holder.waitUntilAwaited()
+        // Every write of another list, from either instance, commits while `slow`'s is held.
+        for index in 0..<5 {
+            let fromB = try b.registry.write("fast") { _ throws(ListRegistry.WriteError) in insert("b\(index)") }
+            let fromA = try a.registry.write("fast") { _ throws(ListRegistry.WriteError) in insert("a\(index)") }
+            #expect(fromB.version.version == UInt64(2 * index + 2) && fromA.version.version == UInt64(2 * index + 3))
+        }
+        #expect(slowDone.wait(timeout: .now()) == .timedOut, "slow's write is still held")
+        try holder.release()
+        #expect(slowDone.wait(timeout: .now() + 10) == .success)
+        #expect(slowOutcome.withLock { $0 } == 2)
+    }
+
+    @Test("after the feed reconnects, every list held comes to the store's version, with no notification")
+    func sweepAfterReconnection() async throws {
+        let database = try TestDatabase()
+        let a = try Instance(database)
+        let names = (0..<30).map { "l\($0)" }
+        for name in names { _ = try a.registry.write(name) { _ throws(ListRegistry.WriteError) in emptyList } }
+        let b = try Instance(database, follow: false)
+        for name in names { #expect(try b.registry.loadedVersion(of: name)?.version == 1) }
+        // While b hears nothing: writes to most lists, a delete, and a list b does not hold.
+        for (index, name) in names.enumerated() where index % 3 != 0 {
+            for round in 0..<(index % 4 + 1) {
+                _ = try a.registry.write(name) { _ throws(ListRegistry.WriteError) in insert("\(name)-\(round)") }
+            }
+        }
+        try a.registry.delete("l1")
+        _ = try a.registry.write("other") { _ throws(ListRegistry.WriteError) in emptyList }
+        let feed = PostgresChangeFeed(store: b.store, registry: b.registry, logger: Logger(label: "t"))
+        feed.start()
+        defer { feed.stop() }
+        func converged() -> Bool {
+            names.allSatisfy { b.registry.version(of: $0)?.version == a.registry.version(of: $0)?.version }
+        }
+        for _ in 0..<1_000 where !converged() || b.registry.replication.isCatchingUp {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(converged())
+        for name in names where name != "l1" {
+            #expect(b.registry.version(of: name)?.documentBytes == a.registry.version(of: name)?.documentBytes)
+        }
+        #expect(!b.registry.contains("l1") && !b.registry.contains("other"))
+        #expect(b.registry.replication.counts.listReloads == 0, "every change replayed from the log")
+        #expect(b.registry.loadCount == names.count)
+    }
+}
+
+/// An advisory lock held by the test on a connection of its own, which a trigger of the store's waits on.
+private final class HeldLock {
+    private let database: TestDatabase
+    private let key: Int
+    private let connection: PostgresConnection
+
+    init(_ database: TestDatabase, key: Int) throws {
+        (self.database, self.key) = (database, key)
+        var configuration = PostgresConnection.Configuration(
+            host: database.settings.host, port: database.settings.port, username: database.settings.user,
+            password: database.settings.password, database: database.settings.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(5)
+        connection = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 2,
+            logger: Logger(label: "test")
+        ).wait()
+        _ = try connection.query(
+            PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(key))"), logger: Logger(label: "test")
+        )
+        .wait()
+    }
+
+    deinit { _ = try? connection.close().wait() }
+
+    /// Waits (up to 10 s) until another session waits for the lock.
+    func waitUntilAwaited() throws {
+        for _ in 0..<1_000 {
+            let waiting = try database.rows(
+                "SELECT count(*)::text FROM pg_locks WHERE locktype = 'advisory' AND objid = \(key) AND NOT granted")
+            if waiting.first?.first == "1" { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        Issue.record("nothing waited for advisory lock \(key)")
+    }
+
+    func release() throws {
+        _ = try connection.query(
+            PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(key))"), logger: Logger(label: "test")
+        )
+        .wait()
     }
 }
 

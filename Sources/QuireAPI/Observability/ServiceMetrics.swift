@@ -163,17 +163,19 @@ final class ServiceMetrics: RequestObserver {
         connections = registry.makeGauge(descriptor: Self.name("quire_http_connections_open", "Connections open."))
         lagVersions = registry.makeGauge(
             descriptor: Self.name(
-                "quire_replication_lag_versions", "Changes committed by other instances and not yet applied here."))
+                "quire_replication_lag_versions",
+                "Lists other instances changed whose changes are being brought here (0 when none is pending)."))
         lagSeconds = registry.makeGauge(
             descriptor: Self.name(
                 "quire_replication_lag_seconds",
-                "Age of the oldest change committed elsewhere and not yet applied here."))
+                "Age of the oldest change committed elsewhere to a list held here and not yet applied here."))
         notifications = registry.makeCounter(
             descriptor: Self.name(
                 "quire_replication_notifications_total", "Notifications of commits received from the store."))
         catchUps = registry.makeCounter(
             descriptor: Self.name(
-                "quire_replication_catchups_total", "Catch-up reads of the store's change log after a (re)connection."))
+                "quire_replication_catchups_total",
+                "Sweeps of the lists held here against the store's positions (after a (re)connection, and every 2 s)."))
         conflicts = registry.makeCounter(
             descriptor: Self.name(
                 "quire_replication_conflicts_total",
@@ -312,13 +314,11 @@ final class ServiceMetrics: RequestObserver {
         let (replicated, replicatedBefore) = (now.replication, before.replication)
         lagVersions.set(Int64(replicated.lagVersions))
         lagSeconds.set(replicated.lagSeconds)
-        let reloaded = replicated.listReloads + replicated.fullReloads
-        let reloadedBefore = replicatedBefore.listReloads + replicatedBefore.fullReloads
         let replicationDeltas: [(Counter, Int)] = [
             (notifications, replicated.notifications - replicatedBefore.notifications),
             (catchUps, replicated.catchUps - replicatedBefore.catchUps),
             (conflicts, replicated.conflicts - replicatedBefore.conflicts),
-            (reloads, reloaded - reloadedBefore),
+            (reloads, replicated.listReloads - replicatedBefore.listReloads),
         ]
         for (counter, delta) in replicationDeltas where delta > 0 {
             counter.increment(by: Int64(delta))

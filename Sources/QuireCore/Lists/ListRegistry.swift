@@ -372,58 +372,46 @@ public final class ListRegistry: Sendable {
         }
     }
 
-    /// Applies changes other instances committed to a shared store (its change feed), in log order, to the lists
-    /// held in memory: each write is replayed on the version it was made on, so the list is not reloaded. A
-    /// change this registry already holds (its own commit, or one replayed when a write lost a race) is skipped.
-    /// A change that does not follow the version held (a change missed) reloads that list from the store. A list
-    /// not held is skipped: whoever loads it reads it from the store with every change committed before.
+    /// Brings `name`, if this registry holds it, to the store's latest change of it: a shared store's change feed
+    /// calls it for each list another instance wrote (a notification) and for each list whose stored position
+    /// differs from the one held (the sweep after a reconnection). The changes after the position held are read
+    /// from the store's log and replayed on the version held (the list is not reloaded); when the log no longer
+    /// has them (trimmed past its retention), or `stored` is `nil` (the list is gone from the store) and the
+    /// replay did not remove it, the list is read again from the store. A list not held, or held at `stored`
+    /// already (this instance's own commit), costs no lock.
     ///
     /// Observers are told of every version published, as for local writes.
     ///
-    /// - Throws: when a list had to be reloaded and the store could not be read; the changes before it
-    ///   are applied, and the caller reads the log again from where it stood.
-    public func apply(_ changes: [LoggedChange]) throws {
+    /// - Parameter stored: the position of the list's latest change in the store's log; `nil` when the store
+    ///   no longer has the list.
+    /// - Throws: when the store could not be read; the list stays as it was.
+    public func follow(_ name: String, to stored: Int64?) throws {
+        guard let lock = writers.withLock({ $0[name] }) else { return }
+        if let stored, lock.followed.load(ordering: .acquiring) >= stored { return }
         var events = Events()
         defer { notify(events) }
-        var index = changes.startIndex
-        while index < changes.endIndex {
-            let name = changes[index].list
-            var end = index + 1
-            while end < changes.endIndex && changes[end].list == name { end += 1 }
-            let run = changes[index..<end]
-            index = end
-            // No lock: the list is neither held nor being loaded or written here. A load that starts after this
-            // reads the store after the change was committed (the feed read it first), so it has the change.
-            guard writers.withLock({ $0[name] }) != nil else { continue }
-            try withListLock(name) { position throws in
-                guard contains(name) else { return }
-                for change in run where change.position > position {
-                    try replay(change, position: &position, events: &events)
-                }
-            }
+        try withListLock(name) { position throws in
+            guard contains(name) else { return }
+            if let stored, position >= stored { return }
+            try catchUp(name, position: &position, events: &events)
+            let behind = stored.map { position < $0 } ?? contains(name)
+            guard behind else { return }
+            let (version, storedPosition) = try store.load(list: name, limits: limits)
+            loads.add(1, ordering: .relaxed)
+            if let version { publish(name, version) } else { unpublish(name) }
+            position = storedPosition
+            events.append(name, version)
+            replication.listReloaded()
         }
     }
 
-    /// Reads every list held in memory again from the store (an instance too far behind for the log): lists
-    /// the store no longer holds leave memory (their observers told of a delete).
-    public func reloadResident() throws {
-        var events = Events()
-        defer { notify(events) }
+    /// Every list held in memory, with the log position of the last change held of it (0 for a store
+    /// without a log): what a shared store's change feed compares with the store's positions.
+    public func followedLists() -> [(name: String, position: Int64)] {
         let names = residents.withLock { Array($0.entries.keys) }
-        for name in names {
-            try withListLock(name) { position throws in
-                guard let held = version(of: name) else { return }
-                let (stored, storedPosition) = try store.load(list: name, limits: limits)
-                loads.add(1, ordering: .relaxed)
-                // Unchanged since it was held (a store with a log says so by the list's position): kept as it is,
-                // with its caches and no wake-up. A store without a log cannot say: the list read is made current.
-                if position != 0, storedPosition == position, stored?.version == held.version { return }
-                if let stored { publish(name, stored) } else { unpublish(name) }
-                position = storedPosition
-                events.append(name, stored)
-            }
+        return writers.withLock { locks in
+            names.compactMap { name in locks[name].map { (name, $0.followed.load(ordering: .acquiring)) } }
         }
-        replication.reloaded()
     }
 
     /// Under the list's lock, after its commit lost the race to another instance's: counts it, gives up past
@@ -538,6 +526,7 @@ public final class ListRegistry: Sendable {
                         writers.withLock { locks in if locks[name] === lock { locks[name] = nil } }
                     }
                 }
+                defer { lock.followed.store(state.position, ordering: .releasing) }
                 return try body(&state.position)
             }
             if let outcome { return outcome }
@@ -631,6 +620,9 @@ private final class WriteLock: Sendable {
     }
 
     let state = Mutex(State())
+    /// `state.position` as of the end of the last holder's work: read without waiting for the lock (a change
+    /// feed passing over its own instance's commits).
+    let followed = Atomic<Int64>(0)
 }
 
 /// The lists held in memory: each one's current version, handle (advanced with every version it is given) and

@@ -6,7 +6,6 @@ import Synchronization
 public final class ReplicationStatus: Sendable {
     private let conflicts = Atomic<Int>(0)
     private let listReloads = Atomic<Int>(0)
-    private let fullReloads = Atomic<Int>(0)
     private let notificationCount = Atomic<Int>(0)
     private let catchUpCount = Atomic<Int>(0)
     private let lagVersionCount = Atomic<Int>(0)
@@ -19,11 +18,9 @@ public final class ReplicationStatus: Sendable {
     public func conflictRetried() { conflicts.add(1, ordering: .relaxed) }
     /// One list reloaded from the store (a change missed).
     public func listReloaded() { listReloads.add(1, ordering: .relaxed) }
-    /// Every list reloaded (an instance behind the log's retention).
-    public func reloaded() { fullReloads.add(1, ordering: .relaxed) }
     /// A notification of new commits received.
     public func notified() { notificationCount.add(1, ordering: .relaxed) }
-    /// A catch-up read of the log after a (re)connection.
+    /// A sweep of every list held against the store's positions, after a (re)connection.
     public func caughtUp() { catchUpCount.add(1, ordering: .relaxed) }
 
     /// How far behind the log the instance is: in changes, and in seconds since the oldest change not
@@ -43,17 +40,16 @@ public final class ReplicationStatus: Sendable {
     public struct Counts: Sendable, Equatable {
         public var conflicts = 0
         public var listReloads = 0
-        public var fullReloads = 0
         public var notifications = 0
         public var catchUps = 0
         public var lagVersions = 0
         public var lagSeconds = 0.0
 
         public init(
-            conflicts: Int = 0, listReloads: Int = 0, fullReloads: Int = 0, notifications: Int = 0, catchUps: Int = 0,
+            conflicts: Int = 0, listReloads: Int = 0, notifications: Int = 0, catchUps: Int = 0,
             lagVersions: Int = 0, lagSeconds: Double = 0
         ) {
-            (self.conflicts, self.listReloads, self.fullReloads) = (conflicts, listReloads, fullReloads)
+            (self.conflicts, self.listReloads) = (conflicts, listReloads)
             (self.notifications, self.catchUps) = (notifications, catchUps)
             (self.lagVersions, self.lagSeconds) = (lagVersions, lagSeconds)
         }
@@ -62,7 +58,6 @@ public final class ReplicationStatus: Sendable {
     public var counts: Counts {
         Counts(
             conflicts: conflicts.load(ordering: .relaxed), listReloads: listReloads.load(ordering: .relaxed),
-            fullReloads: fullReloads.load(ordering: .relaxed),
             notifications: notificationCount.load(ordering: .relaxed),
             catchUps: catchUpCount.load(ordering: .relaxed), lagVersions: lagVersionCount.load(ordering: .relaxed),
             lagSeconds: Double(bitPattern: lagSecondBits.load(ordering: .relaxed)))
