@@ -252,7 +252,7 @@ struct Settings: Equatable {
     /// because a server built without the `PostgreSQL` trait (`make run`) still knows every key of
     /// `config/quire.yaml`; a test keeps the two equal.
     enum StorageDefaults {
-        static let poolSize = 4
+        static let poolSize = 16
         static let statementTimeoutSeconds = 5.0
         static let logRetention = 100_000
     }
