@@ -29,10 +29,12 @@ extension PostgresListStore {
                 try checkCreation(of: list, numbered: next.version, on: connection)
                 try deleteRows(of: list, on: connection)
             }
-            try writeRows(changes, list: list, on: connection)
-            return try append(
+            let written = try writeRows(changes, list: list, on: connection)
+            let appended = append(
                 list: list, version: next.version, kind: kind, body: ByteBuffer(bytes: body),
                 sizes: (next.sectionCount, next.itemCount), isNew: previous == nil, on: connection)
+            try waitAll(written)
+            return try logPosition(appended, list: list)
         }
     }
 
@@ -51,9 +53,11 @@ extension PostgresListStore {
                 """,
                 logger: logger
             ).wait(within: patience)
-            return try append(
-                list: list, version: previous.version, kind: "delete", body: nil, sizes: nil, isNew: false,
-                on: connection)
+            return try logPosition(
+                append(
+                    list: list, version: previous.version, kind: "delete", body: nil, sizes: nil, isNew: false,
+                    on: connection),
+                list: list)
         }
     }
 
@@ -158,11 +162,11 @@ extension PostgresListStore {
 
     /// Logs the change at the sequence's next position (the list is locked: its positions grow in its commit
     /// order) and sets the list's row (version, position, and `sizes` as of that version; `nil` for a delete,
-    /// whose row is gone), in one statement.
+    /// whose row is gone), in one statement, sent and not waited for (``logPosition(_:list:)``).
     private func append(
         list: String, version: UInt64, kind: String, body: ByteBuffer?, sizes: (sections: Int, items: Int)?,
         isNew: Bool, on connection: PostgresConnection
-    ) throws -> Int64 {
+    ) -> EventLoopFuture<PostgresQueryResult> {
         let stored = Int64(bitPattern: version)
         let query: PostgresQuery
         switch sizes {
@@ -198,8 +202,12 @@ extension PostgresListStore {
                 RETURNING position
                 """
         }
-        let rows = try connection.query(query, logger: logger).wait(within: patience)
-        guard let position = try rows.first?.decode(Int64.self) else {
+        return connection.query(query, logger: logger)
+    }
+
+    /// The log position `append`'s answer carries.
+    private func logPosition(_ appended: EventLoopFuture<PostgresQueryResult>, list: String) throws -> Int64 {
+        guard let position = try appended.wait(within: patience).first?.decode(Int64.self) else {
             throw PostgresStoreError("list \"\(list)\" has no row to update")
         }
         return position
@@ -213,67 +221,107 @@ extension PostgresListStore {
 
     /// The rows that changed, as the SQLite store writes them: old rows first, so that new positions never
     /// meet a stale one.
-    private func writeRows(_ changes: StorageChanges, list: String, on connection: PostgresConnection) throws {
-        for section in changes.removedSections {
-            _ = try connection.query(
-                "DELETE FROM quire_section WHERE list = \(list) AND id = \(section)", logger: logger
-            ).wait(within: patience)
-        }
-        for item in changes.removedItems + changes.movedItems {
-            _ = try connection.query("DELETE FROM quire_item WHERE list = \(list) AND id = \(item)", logger: logger)
-                .wait(within: patience)
+    ///
+    /// The statements are sent one after another without waiting for each answer (the connection runs them in
+    /// order): the positions of the kept siblings new rows go between first, then every write. An error aborts
+    /// the transaction, and every statement after it fails too: the caller waits for the returned answers in
+    /// order (``waitAll(_:)``), so the first error is the one thrown.
+    ///
+    /// - Returns: the answers still to wait for.
+    private func writeRows(
+        _ changes: StorageChanges, list: String, on connection: PostgresConnection
+    ) throws -> [EventLoopFuture<PostgresQueryResult>] {
+        var anchors: [String: EventLoopFuture<PostgresQueryResult>] = [:]
+        func lookUp(_ id: String?, in rows: Rows) {
+            guard let id, anchors[rows.rawValue + "\0" + id] == nil else { return }
+            anchors[rows.rawValue + "\0" + id] = connection.query(
+                "SELECT position FROM \(unescaped: rows.rawValue) WHERE list = \(list) AND id = \(id)", logger: logger)
         }
         for run in changes.placedSections {
-            let low = try run.after.map { try position(of: $0, in: .section, list: list, on: connection) }
-            let high = try run.before.map { try position(of: $0, in: .section, list: list, on: connection) }
-            let positions = StoragePosition.between(low, high, count: run.sections.count)
+            lookUp(run.after, in: .section)
+            lookUp(run.before, in: .section)
+        }
+        for run in changes.placedItems {
+            lookUp(run.after, in: .item)
+            lookUp(run.before, in: .item)
+        }
+        func position(of id: String?, in rows: Rows) throws -> [UInt8]? {
+            guard let id, let answer = anchors[rows.rawValue + "\0" + id] else { return nil }
+            guard let buffer = try answer.wait(within: patience).first?.decode(ByteBuffer.self) else {
+                throw PostgresStoreError("the stored rows of list \"\(list)\" lack \(rows) \"\(id)\"")
+            }
+            return Array(buffer.readableBytesView)
+        }
+        let sectionPositions = try changes.placedSections.map { run in
+            StoragePosition.between(
+                try position(of: run.after, in: .section), try position(of: run.before, in: .section),
+                count: run.sections.count)
+        }
+        let itemPositions = try changes.placedItems.map { run in
+            StoragePosition.between(
+                try position(of: run.after, in: .item), try position(of: run.before, in: .item), count: run.items.count)
+        }
+
+        var sent: [EventLoopFuture<PostgresQueryResult>] = []
+        for section in changes.removedSections {
+            sent.append(
+                connection.query("DELETE FROM quire_section WHERE list = \(list) AND id = \(section)", logger: logger))
+        }
+        for item in changes.removedItems + changes.movedItems {
+            sent.append(
+                connection.query("DELETE FROM quire_item WHERE list = \(list) AND id = \(item)", logger: logger))
+        }
+        for (run, positions) in zip(changes.placedSections, sectionPositions) {
             for (section, position) in zip(run.sections, positions) {
                 let header = section.header.map { ByteBuffer(bytes: $0) }
                 let footer = section.footer.map { ByteBuffer(bytes: $0) }
-                _ = try connection.query(
-                    """
-                    INSERT INTO quire_section (list, id, position, header, footer)
-                    VALUES (\(list), \(section.id), \(ByteBuffer(bytes: position)), \(header), \(footer))
-                    ON CONFLICT (list, id) DO UPDATE
-                    SET position = excluded.position, header = excluded.header, footer = excluded.footer
-                    """,
-                    logger: logger
-                ).wait(within: patience)
+                sent.append(
+                    connection.query(
+                        """
+                        INSERT INTO quire_section (list, id, position, header, footer)
+                        VALUES (\(list), \(section.id), \(ByteBuffer(bytes: position)), \(header), \(footer))
+                        ON CONFLICT (list, id) DO UPDATE
+                        SET position = excluded.position, header = excluded.header, footer = excluded.footer
+                        """,
+                        logger: logger))
             }
         }
         for section in changes.updatedSections {
             let header = section.header.map { ByteBuffer(bytes: $0) }
             let footer = section.footer.map { ByteBuffer(bytes: $0) }
-            _ = try connection.query(
-                "UPDATE quire_section SET header = \(header), footer = \(footer) WHERE list = \(list) AND id = \(section.id)",
-                logger: logger
-            ).wait(within: patience)
+            sent.append(
+                connection.query(
+                    "UPDATE quire_section SET header = \(header), footer = \(footer) WHERE list = \(list) AND id = \(section.id)",
+                    logger: logger))
         }
-        for run in changes.placedItems {
-            let low = try run.after.map { try position(of: $0, in: .item, list: list, on: connection) }
-            let high = try run.before.map { try position(of: $0, in: .item, list: list, on: connection) }
-            let positions = StoragePosition.between(low, high, count: run.items.count)
+        for (run, positions) in zip(changes.placedItems, itemPositions) {
             let (nested, parent): (Int16, String) =
                 switch run.container {
                 case .section(let section): (0, section)
                 case .item(let item): (1, item)
                 }
             for (item, position) in zip(run.items, positions) {
-                _ = try connection.query(
-                    """
-                    INSERT INTO quire_item (list, nested, parent, position, id, body)
-                    VALUES (\(list), \(nested), \(parent), \(ByteBuffer(bytes: position)), \(item.id), \(ByteBuffer(bytes: item.body)))
-                    """,
-                    logger: logger
-                ).wait(within: patience)
+                sent.append(
+                    connection.query(
+                        """
+                        INSERT INTO quire_item (list, nested, parent, position, id, body)
+                        VALUES (\(list), \(nested), \(parent), \(ByteBuffer(bytes: position)), \(item.id), \(ByteBuffer(bytes: item.body)))
+                        """,
+                        logger: logger))
             }
         }
         for item in changes.updatedItems {
-            _ = try connection.query(
-                "UPDATE quire_item SET body = \(ByteBuffer(bytes: item.body)) WHERE list = \(list) AND id = \(item.id)",
-                logger: logger
-            ).wait(within: patience)
+            sent.append(
+                connection.query(
+                    "UPDATE quire_item SET body = \(ByteBuffer(bytes: item.body)) WHERE list = \(list) AND id = \(item.id)",
+                    logger: logger))
         }
+        return sent
+    }
+
+    /// Waits for every answer, in the order the statements were sent (the first error is the one thrown).
+    private func waitAll(_ answers: [EventLoopFuture<PostgresQueryResult>]) throws {
+        for answer in answers { _ = try answer.wait(within: patience) }
     }
 
     /// Which rows a kept sibling's position is read from.
@@ -282,16 +330,4 @@ extension PostgresListStore {
         case item = "quire_item"
     }
 
-    /// The stored position key of a sibling that kept its place.
-    private func position(
-        of id: String, in rows: Rows, list: String, on connection: PostgresConnection
-    ) throws -> [UInt8] {
-        let result = try connection.query(
-            "SELECT position FROM \(unescaped: rows.rawValue) WHERE list = \(list) AND id = \(id)", logger: logger
-        ).wait(within: patience)
-        guard let buffer = try result.first?.decode(ByteBuffer.self) else {
-            throw PostgresStoreError("the stored rows of list \"\(list)\" lack \(rows) \"\(id)\"")
-        }
-        return Array(buffer.readableBytesView)
-    }
 }
