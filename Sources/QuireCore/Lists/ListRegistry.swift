@@ -89,6 +89,10 @@ public final class ListRegistry: Sendable {
     /// Whether the store keeps the lists: when it does not (``InMemoryListStore``), a list not held does not exist.
     public var storeKeepsLists: Bool { store.keepsLists }
 
+    /// Whether the store answers every call at once (``ListStore/answersAtOnce``): a write then waits on nothing
+    /// but another write of its list, which holds that list's lock for microseconds.
+    public var storeAnswersAtOnce: Bool { store.answersAtOnce }
+
     /// The lists with a write lock now: those held, and those being loaded or written (for tests).
     var lockCount: Int { writers.withLock { $0.count } }
 
