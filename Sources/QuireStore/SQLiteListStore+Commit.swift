@@ -106,14 +106,17 @@ extension SQLiteListStore {
             try deleteRows(of: list, in: db)
             try db.execute(sql: "DELETE FROM retired WHERE name = ?", arguments: [list])
         }
-        try db.execute(
+        // Cached statements: compiled once per connection, not on every write (compiling one, with GRDB's authorizer
+        // called for each column it reads, cost as much as the rest of a one-item insert's statements).
+        try db.cachedStatement(
             sql: """
                 INSERT INTO list (name, version, sections, items) VALUES (?, ?, ?, ?)
                 ON CONFLICT (name) DO UPDATE
                 SET version = excluded.version, sections = excluded.sections, items = excluded.items
-                """,
-            arguments: [list, Int64(bitPattern: next.version), next.sectionCount, next.itemCount])
-        guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM list WHERE name = ?", arguments: [list]) else {
+                """
+        ).execute(arguments: [list, Int64(bitPattern: next.version), next.sectionCount, next.itemCount])
+        let listID = try db.cachedStatement(sql: "SELECT id FROM list WHERE name = ?")
+        guard let id = try Int64.fetchOne(listID, arguments: [list]) else {
             throw StoreError.write(path, reason: "the list row vanished")
         }
         // Old rows go first, so that new positions never meet a stale one.

@@ -23,6 +23,10 @@ public final class SQLiteListStore: ListStore {
     /// Where commits wait for each other's company (``GroupCommit``).
     let group: GroupCommit
 
+    /// `true` for `:memory:`: a commit writes no file and waits on nothing but the CPU work of its batch (see
+    /// ``ListStore/answersAtOnce``).
+    public var answersAtOnce: Bool { path == Self.inMemoryPath }
+
     /// Opens (or creates) the database at `path` and brings its schema up to date.
     ///
     /// A missing folder is created. An existing file is never overwritten: one that cannot be read, is not

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import QuireCore
 import QuireHTTP
+import QuireStore
 import QuireTesting
 import Synchronization
 import Testing
@@ -90,6 +91,36 @@ struct StoreWriteTests {
         }
         #expect(try put(#"{"id":"a","type":"t"}"#).status == 200)
         #expect(service.registry.version(of: "l")?.version == 2)
+    }
+
+    @Test(
+        "stores whose calls never wait say so, and their writes are made at once; a decorator may wait, unless it only times"
+    )
+    func storesThatAnswerAtOnce() throws {
+        #expect(InMemoryListStore().answersAtOnce)
+        #expect(try SQLiteListStore(path: SQLiteListStore.inMemoryPath).answersAtOnce)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quire-at-once-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try !SQLiteListStore(path: folder.appendingPathComponent("quire.sqlite").path).answersAtOnce)
+        #expect(!GatedStore().answersAtOnce)
+
+        // The service's registry sees the store through its timing decorator: writes are made at once, and answered
+        // as on a lane (status, ETag, body, no-store).
+        let (service, server) = try Self.serve(InMemoryListStore())
+        defer { service.shutdown() }
+        #expect(service.registry.storeAnswersAtOnce)
+        let connection = try server.connect(timeoutSeconds: 30)
+        let created = try connection.request(
+            "PUT", "/v1/lists/l", headers: [("Content-Type", "application/json")],
+            body: Array(#"{"sections":[{"id":"s","items":[]}]}"#.utf8))
+        #expect(created.status == 201)
+        let written = try connection.request(
+            "POST", "/v1/lists/l/ops", headers: [("Content-Type", "application/json")],
+            body: Array(#"{"ops":[{"op":"insertItems","section":"s","items":[{"id":"a","type":"t"}]}]}"#.utf8))
+        #expect(written.status == 200)
+        #expect(written.headers["ETag"] == "\"2\"")
+        #expect(written.headers["Cache-Control"] == "no-store")
+        #expect(try written.object()["version"] as? Int == 2)
     }
 
     @Test("a write waiting on its store holds up no other connection, and answers with its outcome")

@@ -356,6 +356,9 @@ struct TimedListStore: ListStoreDecorator {
     let base: any ListStore
     let timer: DurationHistogram
 
+    /// The store's own: timing a commit makes it wait on nothing.
+    var answersAtOnce: Bool { base.answersAtOnce }
+
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
     {

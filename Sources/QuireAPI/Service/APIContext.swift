@@ -85,16 +85,16 @@ final class APIContext: Sendable {
         // Writes run off libmicrohttpd's threads (see StoreWrites): a commit waiting on the store must not hold
         // up the other connections of its worker thread.
         router.on("PUT", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
-            offloaded(parameters) { [self] () throws(Problem) in try putList(request, parameters) }
+            try offloaded(parameters) { [self] () throws(Problem) in try putList(request, parameters) }
         }
         router.on("GET", "/v1/lists/{list}", access: .readList) { [self] request, parameters, _ in
             try page(request, parameters)
         }
         router.on("DELETE", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
-            offloaded(parameters) { [self] () throws(Problem) in try deleteList(request, parameters) }
+            try offloaded(parameters) { [self] () throws(Problem) in try deleteList(request, parameters) }
         }
         router.on("POST", "/v1/lists/{list}/ops", access: .writeList) { [self] request, parameters, _ in
-            offloaded(parameters) { [self] () throws(Problem) in try applyOps(request, parameters) }
+            try offloaded(parameters) { [self] () throws(Problem) in try applyOps(request, parameters) }
         }
         router.on("POST", "/v1/lists/{list}/sessions", access: .readList) { [self] in try createSession($0, $1, $2) }
         // Every route on a session (and the event stream, when it comes) is `.session`: its subject is checked.
@@ -115,11 +115,13 @@ final class APIContext: Sendable {
     }
 
     /// The reply of a write route's `handler`, made on the lane of the route's `{list}` (``StoreWrites``): a
-    /// problem it throws is its answer, as the router would have made it.
+    /// problem it throws is its answer, as the router would have made it. Made at once on this thread when the
+    /// store answers at once (``ListRegistry/storeAnswersAtOnce``): nothing can hold the thread then.
     private func offloaded(
         _ parameters: RouteParameters, _ handler: @escaping @Sendable () throws(Problem) -> Reply
-    ) -> Reply {
-        storeWrites.deferred(list: parameters["list"] ?? "") {
+    ) throws(Problem) -> Reply {
+        if registry.storeAnswersAtOnce { return try storeWrites.immediate(handler) }
+        return storeWrites.deferred(list: parameters["list"] ?? "") {
             do throws(Problem) {
                 switch try handler() {
                 case .response(let response): return response

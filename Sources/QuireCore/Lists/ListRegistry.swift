@@ -34,6 +34,9 @@ public final class ListRegistry: Sendable {
     /// store keeps no lists (``InMemoryListStore``): the registry's memory is their only copy then.
     public let memoryBudget: Int
     private let evicting = Atomic<Bool>(false)
+    /// The residents' `bytes`, stored under their lock by every change: read without it by ``enforceBudget()``,
+    /// which every write calls.
+    private let heldBytes = Atomic<Int>(0)
     private let overBudget = Atomic<Bool>(false)
     private let loads = Atomic<Int>(0)
     private let evictions = Atomic<Int>(0)
@@ -86,6 +89,10 @@ public final class ListRegistry: Sendable {
     /// Whether the store keeps the lists: when it does not (``InMemoryListStore``), a list not held does not exist.
     public var storeKeepsLists: Bool { store.keepsLists }
 
+    /// Whether the store answers every call at once (``ListStore/answersAtOnce``): a write then waits on nothing
+    /// but another write of its list, which holds that list's lock for microseconds.
+    public var storeAnswersAtOnce: Bool { store.answersAtOnce }
+
     /// The lists with a write lock now: those held, and those being loaded or written (for tests).
     var lockCount: Int { writers.withLock { $0.count } }
 
@@ -115,16 +122,30 @@ public final class ListRegistry: Sendable {
         return stored
     }
 
-    /// Under `name`'s lock: makes `version` current, with its footprint (measured outside the registry's lock).
+    /// Under `name`'s lock: makes `version` current, with its footprint: in proportion to the one held when the
+    /// list's size stayed near it (one short hold of the registry's lock, as every write needs), else measured
+    /// outside the lock (O(*n*)). Nothing else changes the list's entry meanwhile: its lock is held.
     private func publish(_ name: String, _ version: ListVersion) {
-        let held = residents.withLock { $0.entries[name]?.footprint }
-        let footprint = held?.following(version) ?? ListFootprint(measuring: version)
-        residents.withLock { $0.set(name, version, footprint: footprint) }
+        let followed = residents.withLock { residents -> Bool in
+            guard let footprint = residents.entries[name]?.footprint.following(version) else { return false }
+            residents.set(name, version, footprint: footprint)
+            heldBytes.store(residents.bytes, ordering: .relaxed)
+            return true
+        }
+        guard !followed else { return }
+        let footprint = ListFootprint(measuring: version)
+        residents.withLock { residents in
+            residents.set(name, version, footprint: footprint)
+            heldBytes.store(residents.bytes, ordering: .relaxed)
+        }
     }
 
     /// Under `name`'s lock: the list is gone (deleted).
     private func unpublish(_ name: String) {
-        residents.withLock { $0.remove(name) }
+        residents.withLock { residents in
+            residents.remove(name)
+            heldBytes.store(residents.bytes, ordering: .relaxed)
+        }
     }
 
     /// A list as a cache of what is made from its versions holds it: whether the version something was made
@@ -539,7 +560,7 @@ public final class ListRegistry: Sendable {
     /// pins were released (sessions ended) to know whether ``isOverBudget`` still holds.
     public func enforceBudget() {
         guard memoryBudget > 0 else { return }
-        guard residents.withLock({ $0.bytes }) > memoryBudget else {
+        guard heldBytes.load(ordering: .relaxed) > memoryBudget else {
             if overBudget.load(ordering: .relaxed) { overBudget.store(false, ordering: .relaxed) }
             return
         }
@@ -575,6 +596,7 @@ public final class ListRegistry: Sendable {
             let removed = residents.withLock { residents in
                 guard residents.entries[name]?.handle === handle, !pins.isPinned(name) else { return false }
                 residents.remove(name)
+                heldBytes.store(residents.bytes, ordering: .relaxed)
                 return true
             }
             guard removed else { return false }

@@ -71,6 +71,11 @@ public protocol ListStore: Sendable {
     /// Whether the store keeps the lists (so that a list may leave the registry's memory and be loaded again):
     /// `true` but for ``InMemoryListStore``.
     var keepsLists: Bool { get }
+
+    /// Whether every call returns at once, never waiting on a disk, a database or another instance: `false` but
+    /// for ``InMemoryListStore``. The service makes the writes of such a store on the thread that received them,
+    /// instead of handing each to a lane of its own and back, which cost more than the write.
+    var answersAtOnce: Bool { get }
 }
 
 extension ListStore {
@@ -83,6 +88,8 @@ extension ListStore {
     public func endWrite(list: String) {}
 
     public var keepsLists: Bool { true }
+
+    public var answersAtOnce: Bool { false }
 }
 
 /// A store that keeps nothing: lists live only in the registry's memory, and so do the last versions of the
@@ -96,6 +103,9 @@ public final class InMemoryListStore: ListStore {
 
     /// `false`: the registry's memory holds the only copy of every list.
     public var keepsLists: Bool { false }
+
+    /// `true`: nothing is written anywhere.
+    public var answersAtOnce: Bool { true }
 
     public func commit(
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?

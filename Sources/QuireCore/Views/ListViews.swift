@@ -160,12 +160,15 @@ public final class ListViews: Sendable {
     /// its views). A version older than the one the views follow is passed over (observers may be told of two
     /// writes of a list out of order).
     ///
+    /// `version` is read only when the list has views, under this table's lock: most lists have none, and reading
+    /// the list's current version takes the registry's lock, which every write and read takes too.
+    ///
     /// - Returns: the names (``ViewName``) of the views that changed, for their sessions to be told.
     @discardableResult
-    public func listChanged(_ list: String, to version: ListVersion?) -> [String] {
+    public func listChanged(_ list: String, to version: @autoclosure () -> ListVersion?) -> [String] {
         lists.withLock { lists in
             guard lists[list] != nil else { return [] }
-            guard let version else {
+            guard let version = version() else {
                 let views = lists.removeValue(forKey: list)!
                 held.add(-views.entries.count, ordering: .relaxed)
                 return views.entries.keys.map { "\(list)\(ViewName.separator)\($0)" }
