@@ -161,55 +161,48 @@ extension PostgresListStore {
     }
 
     /// Logs the change at the sequence's next position (the list is locked: its positions grow in its commit
-    /// order) and sets the list's row (version, position, and `sizes` as of that version; `nil` for a delete,
-    /// whose row is gone), in one statement, sent and not waited for (``logPosition(_:list:)``).
+    /// order) and sets the list's row to that position (`currval`, the same session's last `nextval`) with the
+    /// version and `sizes` as of that version (`nil` for a delete, whose row is gone). Sent and not waited for:
+    /// the log's answer carries the position (``logPosition(_:list:)``).
+    ///
+    /// - Returns: the log's answer, and the list row's.
     private func append(
         list: String, version: UInt64, kind: String, body: ByteBuffer?, sizes: (sections: Int, items: Int)?,
         isNew: Bool, on connection: PostgresConnection
-    ) -> EventLoopFuture<PostgresQueryResult> {
+    ) -> [EventLoopFuture<PostgresQueryResult>] {
         let stored = Int64(bitPattern: version)
-        let query: PostgresQuery
-        switch sizes {
-        case let (sections, items)? where isNew:
+        let logged = connection.query(
+            """
+            INSERT INTO quire_log (position, list, version, kind, body, committed_at)
+            VALUES (nextval('quire_log_position'), \(list), \(stored), \(kind), \(body), extract(epoch from clock_timestamp()))
+            RETURNING position
+            """,
+            logger: logger)
+        guard let (sections, items) = sizes.map({ (Int64($0.sections), Int64($0.items)) }) else { return [logged] }
+        let row: PostgresQuery =
+            isNew
             // A plain insert: a list created meanwhile by another instance is a unique violation.
-            query = """
-                WITH logged AS (
-                    INSERT INTO quire_log (position, list, version, kind, body, committed_at)
-                    VALUES (nextval('quire_log_position'), \(list), \(stored), \(kind), \(body),
-                        extract(epoch from clock_timestamp()))
-                    RETURNING position)
-                INSERT INTO quire_list (name, version, position, sections, items, sized_version)
-                SELECT \(list), \(stored), position, \(Int64(sections)), \(Int64(items)), \(stored) FROM logged
-                RETURNING position
-                """
-        case let (sections, items)?:
-            query = """
-                WITH logged AS (
-                    INSERT INTO quire_log (position, list, version, kind, body, committed_at)
-                    VALUES (nextval('quire_log_position'), \(list), \(stored), \(kind), \(body),
-                        extract(epoch from clock_timestamp()))
-                    RETURNING position)
-                UPDATE quire_list SET version = \(stored), position = logged.position,
-                    sections = \(Int64(sections)), items = \(Int64(items)), sized_version = \(stored)
-                FROM logged WHERE name = \(list)
-                RETURNING logged.position
-                """
-        case nil:
-            query = """
-                INSERT INTO quire_log (position, list, version, kind, body, committed_at)
-                VALUES (nextval('quire_log_position'), \(list), \(stored), \(kind), \(body),
-                    extract(epoch from clock_timestamp()))
-                RETURNING position
-                """
-        }
-        return connection.query(query, logger: logger)
+            ? """
+            INSERT INTO quire_list (name, version, position, sections, items, sized_version)
+            VALUES (\(list), \(stored), currval('quire_log_position'), \(sections), \(items), \(stored))
+            """
+            : """
+            UPDATE quire_list SET version = \(stored), position = currval('quire_log_position'),
+                sections = \(sections), items = \(items), sized_version = \(stored)
+            WHERE name = \(list)
+            """
+        return [logged, connection.query(row, logger: logger)]
     }
 
-    /// The log position `append`'s answer carries.
-    private func logPosition(_ appended: EventLoopFuture<PostgresQueryResult>, list: String) throws -> Int64 {
-        guard let position = try appended.wait(within: patience).first?.decode(Int64.self) else {
-            throw PostgresStoreError("list \"\(list)\" has no row to update")
+    /// The log position `append`'s answers carry, once both are in.
+    private func logPosition(_ appended: [EventLoopFuture<PostgresQueryResult>], list: String) throws -> Int64 {
+        let position = try appended[0].wait(within: patience).first?.decode(Int64.self)
+        for answer in appended.dropFirst() {
+            guard try answer.wait(within: patience).metadata.rows == 1 else {
+                throw PostgresStoreError("list \"\(list)\" has no row to update")
+            }
         }
+        guard let position else { throw PostgresStoreError("list \"\(list)\": the log gave no position") }
         return position
     }
 

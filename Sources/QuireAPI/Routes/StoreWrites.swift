@@ -47,6 +47,16 @@ final class StoreWrites: Sendable {
         isShuttingDown.store(true, ordering: .releasing)
     }
 
+    /// What a write gets once the service is shutting down (`nil` before): it is not made.
+    private var writeRefusal: Reply? {
+        guard isShuttingDown.load(ordering: .acquiring) else { return nil }
+        return .response(
+            Problem.overloaded(
+                "The service is shutting down: nothing was written. Retry (another instance, or this one once it is back).",
+                retryAfterSeconds: 1, written: .no
+            ).response)
+    }
+
     /// The lane of `list`'s writes: the same for the same name in every run (FNV-1a of its bytes).
     static func lane(of list: String) -> Int {
         var hash: UInt32 = 2_166_136_261
@@ -56,13 +66,7 @@ final class StoreWrites: Sendable {
 
     /// The reply of `write` of `list`, made on the list's lane; the connection waits suspended until it is ready.
     func deferred(list: String, _ write: @escaping @Sendable () -> Response) -> Reply {
-        if isShuttingDown.load(ordering: .acquiring) {
-            return .response(
-                Problem.overloaded(
-                    "The service is shutting down: nothing was written. Retry (another instance, or this one once it is back).",
-                    retryAfterSeconds: 1, written: .no
-                ).response)
-        }
+        if let refusal = writeRefusal { return refusal }
         let outcome = Outcome()
         let pending = PendingResponse(onShutdown: { outcome.wait() })
         lanes[Self.lane(of: list)].async(group: running) {
@@ -82,13 +86,7 @@ final class StoreWrites: Sendable {
     func immediate(_ write: () throws(Problem) -> Reply) throws(Problem) -> Reply {
         running.enter()
         defer { running.leave() }
-        if isShuttingDown.load(ordering: .acquiring) {
-            return .response(
-                Problem.overloaded(
-                    "The service is shutting down: nothing was written. Retry (another instance, or this one once it is back).",
-                    retryAfterSeconds: 1, written: .no
-                ).response)
-        }
+        if let refusal = writeRefusal { return refusal }
         return try write()
     }
 

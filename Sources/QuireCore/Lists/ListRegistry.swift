@@ -415,14 +415,9 @@ public final class ListRegistry: Sendable {
             guard contains(name) else { return }
             if let stored, position >= stored { return }
             try catchUp(name, position: &position, events: &events)
-            let behind = stored.map { position < $0 } ?? contains(name)
-            guard behind else { return }
-            let (version, storedPosition) = try store.load(list: name, limits: limits)
-            loads.add(1, ordering: .relaxed)
-            if let version { publish(name, version) } else { unpublish(name) }
-            position = storedPosition
-            events.append(name, version)
-            replication.listReloaded()
+            if stored.map({ position < $0 }) ?? contains(name) {
+                try reload(name, position: &position, events: &events)
+            }
         }
     }
 
@@ -496,7 +491,12 @@ public final class ListRegistry: Sendable {
             events.append(name, next)
             return
         }
-        // A change missed, or one that does not replay here: the list as the store holds it now.
+        // A change missed, or one that does not replay here.
+        try reload(name, position: &position, events: &events)
+    }
+
+    /// Under the list's lock: the list as the store holds it now, instead of the version held.
+    private func reload(_ name: String, position: inout Int64, events: inout Events) throws {
         let (stored, storedPosition) = try store.load(list: name, limits: limits)
         loads.add(1, ordering: .relaxed)
         if let stored { publish(name, stored) } else { unpublish(name) }
