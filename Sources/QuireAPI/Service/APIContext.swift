@@ -186,6 +186,10 @@ extension QuireService {
         /// Estimated bytes of the lists held in memory past which the least recently used lists that no session
         /// holds leave memory (loaded again when next needed); 0: no bound (default 512 MiB).
         public var memoryBytes = 512 << 20
+        /// Seconds a list may go without a read or a write while no session holds it before it leaves memory,
+        /// whatever the budget (in a cluster partitioned by list, the instance a list moved away from lets it go);
+        /// 0: never (default 300).
+        public var idleSeconds: Double = 300
         public init() {}
     }
 
