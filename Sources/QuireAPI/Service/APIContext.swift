@@ -132,11 +132,14 @@ final class APIContext: Sendable {
         }
     }
 
-    /// Stops the housekeeping, refuses new writes and answers every waiting long poll (the service is
-    /// stopping).
+    /// Stops the housekeeping, refuses new writes and ends every session (the service is stopping, and sessions
+    /// live in its memory): a waiting long poll is answered `404 session-not-found` and an event stream ends with
+    /// `event: gone` (API.md §4, §4c), so that clients open a new session at once, on another instance of a
+    /// cluster, rather than learn it from their next request.
     func shutdown() {
         maintenanceRunning.store(false, ordering: .relaxed)
         storeWrites.stopTakingWrites()
+        sessions.removeAll()
         longPolls.shutdown()
         streams.shutdown()
     }
