@@ -32,6 +32,9 @@ final class APIContext: Sendable {
     let serviceMetrics: ServiceMetrics
     /// Whether the housekeeping thread runs (see `startMaintenance()`).
     let maintenanceRunning = Atomic<Bool>(false)
+    /// Set by ``shutdown()``: no session opens any more (it would end with the process at once).
+    private let stopping = Atomic<Bool>(false)
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     init(
         registry: ListRegistry, configuration: QuireService.Configuration, keys: TokenKeys, logger: Logger,
@@ -135,10 +138,12 @@ final class APIContext: Sendable {
     /// Stops the housekeeping, refuses new writes and ends every session (the service is stopping, and sessions
     /// live in its memory): a waiting long poll is answered `404 session-not-found` and an event stream ends with
     /// `event: gone` (API.md §4, §4c), so that clients open a new session at once, on another instance of a
-    /// cluster, rather than learn it from their next request.
+    /// cluster, rather than learn it from their next request; a new session is refused with `503 overloaded` and
+    /// `Retry-After` meanwhile (it would end with the process).
     func shutdown() {
         maintenanceRunning.store(false, ordering: .relaxed)
         storeWrites.stopTakingWrites()
+        stopping.store(true, ordering: .relaxed)
         sessions.removeAll()
         longPolls.shutdown()
         streams.shutdown()
