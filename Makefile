@@ -45,8 +45,9 @@ run: build-run
 	QUIRE_DEMO_LIVE=$${QUIRE_DEMO_LIVE:-$(DEMO_LIVE)} .build-run/release/quire serve $(RUN_ARGS)
 
 ## A local cluster on loopback (docs/cluster.md): PostgreSQL, three instances tagged q1 q2 q3 on it (release build)
-## and nginx in front (deploy/nginx/quire-cluster.conf), all under .build/cluster; prints the URL, the PIDs and
-## where the write token is. Run again to start what has stopped; `scripts/cluster status` shows what runs.
+## and nginx in front (deploy/nginx/quire-cluster.conf: partitioned by list), all under .build/cluster; prints the URL,
+## the PIDs and where the write token is. Run again to start what has stopped; `scripts/cluster status` shows what
+## runs, `scripts/cluster add` and `scripts/cluster remove qN` change the members.
 cluster: build-release
 	QUIRE_BINARY=.build/release/quire scripts/cluster up
 
@@ -107,10 +108,12 @@ tls-test: deps
 	$(SWIFT) build --product quire
 	scripts/tls-test
 
-## The cluster of issue 14 with the real PostgreSQL, nginx and quire (debug) on loopback (scripts/cluster-test): a
-## write on one instance wakes a long poll and a stream on another; 2,000 concurrent writes on two instances are all
-## there, gapless; a SIGKILLed instance under load costs its clients one resync and no acknowledged write; a 9 s
-## PostgreSQL outage refuses writes with 503, reads go on, everything catches up; a short benchmark.
+## The cluster of issues 14 and 48 with the real PostgreSQL, nginx and quire (debug) on loopback (scripts/cluster-test):
+## a write on one instance wakes a long poll and a stream on another; 2,000 concurrent writes on two instances are all
+## there, gapless; each list is held by its home on nginx's ring only; a SIGKILLed instance under load costs its
+## clients one resync and no acknowledged write, its lists move to the next instance on the ring; a 9 s PostgreSQL
+## outage refuses writes with 503, reads go on, everything catches up; an instance added and one removed under load
+## move only their lists and resync only the removed one's sessions; a short benchmark.
 cluster-test: deps
 	$(SWIFT) build --product quire
 	scripts/cluster-test
@@ -197,8 +200,10 @@ bench-tls: deps-bench
 	scripts/bench-tls --rounds 3 --seconds 5
 
 ## The local cluster (release build): a write on q1 seen by a long poll on q2, p50/p99 over 200 writes (targets 10 and
-## 50 ms); durable writes/s through nginx on one list and on 100 lists, next to one SQLite instance; wrk's read mix
-## through nginx with 1, 2 and 3 instances, with the CPU per request of the instances and of nginx.
+## 50 ms); durable writes/s through nginx on one list and on 100 lists, next to one SQLite instance; the partition
+## (20,000 lists: the busiest instance's share <= 45% and memory <= 0.5 of one instance holding all; a 4th instance
+## added and the busiest SIGKILLed under load: <= 30% of the lists move, no acknowledged write lost, no read failed);
+## wrk's read mix through nginx with 1, 2 and 3 instances, with the CPU per request of the instances and of nginx.
 bench-cluster: deps-bench build-release
 	scripts/cluster-bench
 

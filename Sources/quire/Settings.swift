@@ -94,6 +94,7 @@ struct Settings: Equatable {
             ("pages.maxLimit", .int(pages.maxLimit)),
             ("pages.cacheEntries", .int(pages.cacheEntries)),
             ("lists.memoryBytes", .int(QuireService.ListSettings().memoryBytes)),
+            ("lists.idleSeconds", .double(QuireService.ListSettings().idleSeconds)),
             ("sessions.capacity", .int(sessions.capacity)),
             ("sessions.idleTimeout", .double(sessions.idleSeconds)),
             ("sessions.resetShare", .double(sessions.resetShare)),
@@ -198,6 +199,7 @@ struct Settings: Equatable {
         service.pages.maxLimit = try config.requiredInt(forKey: "pages.maxLimit")
         service.pages.cacheEntries = try config.requiredInt(forKey: "pages.cacheEntries")
         service.lists.memoryBytes = try config.requiredInt(forKey: "lists.memoryBytes")
+        service.lists.idleSeconds = try config.requiredDouble(forKey: "lists.idleSeconds")
         service.sessions.capacity = try config.requiredInt(forKey: "sessions.capacity")
         service.sessions.idleSeconds = try config.requiredDouble(forKey: "sessions.idleTimeout")
         service.sessions.resetShare = try config.requiredDouble(forKey: "sessions.resetShare")
@@ -382,6 +384,7 @@ struct Settings: Equatable {
             ),
             (service.cache.documentMaxAge >= 0, "server.cache.openapiMaxAge must not be negative"),
             (service.lists.memoryBytes >= 0, "lists.memoryBytes must not be negative"),
+            (service.lists.idleSeconds >= 0, "lists.idleSeconds must not be negative"),
             (service.sessions.capacity >= 1, "sessions.capacity must be at least 1"),
             (service.sessions.idleSeconds > 0, "sessions.idleTimeout must be positive"),
             (service.sessions.resetShare > 0, "sessions.resetShare must be positive"),

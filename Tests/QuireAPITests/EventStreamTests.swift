@@ -471,7 +471,7 @@ struct EventStreamTests {
         #expect(refused.isEmpty, "streams refused, by status (0: closed before a head): \(refused)")
     }
 
-    @Test("shutdown with open streams ends them cleanly within the drain timeout")
+    @Test("shutdown with open streams ends them cleanly within the drain timeout, each with event: gone")
     func shutdownWithStreams() throws {
         let fixture = try Self.fixture { $0.http.drainTimeoutSeconds = 2 }
         try fixture.put("feed", listDocument(sections: 1, items: 5))
@@ -486,6 +486,7 @@ struct EventStreamTests {
         fixture.stop()
         #expect(clock.now - start < .milliseconds(2_500))
         #expect(EventStreamReader.waitAll(readers, seconds: 3) { $0.waitForEnd(seconds: 0) })
+        for reader in readers { #expect(reader.events.last?.event == "gone", "the session ended with the service") }
     }
 
     @Test("quire serve with open streams exits 0 on SIGTERM within the drain timeout")

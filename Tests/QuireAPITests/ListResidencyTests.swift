@@ -267,4 +267,92 @@ struct ListResidencyTests {
         #expect(!registry.isOverBudget)
         #expect(try api.call("POST", "/v1/lists/b/sessions").status == 201)
     }
+
+    @Test(
+        "lists nothing read, wrote or held for lists.idleSeconds leave memory, whatever the budget; a read brings one back as it was"
+    )
+    func idleListsLeave() throws {
+        let api = try APIFixture(store: try SQLiteListStore(path: Self.storePath())) { $0.lists.idleSeconds = 300 }
+        defer { api.stop() }
+        let registry = api.service.registry
+        for name in ["idle-a", "idle-b", "held"] { try api.put(name, listDocument(sections: 1, items: 5)) }
+        try api.ops("idle-b", [["op": "removeItems", "ids": ["s0-0"]]])
+        let client = try SessionClient(api, list: "held")
+        // A pass takes note of the requests since the last (the writes, the session's opening); 300 s later, every
+        // list is idle but the one a session holds. The housekeeping's own passes run on the real clock meanwhile:
+        // they can only take note earlier (what this test checks of a list in use is in `idleCountsRequests`).
+        registry.releaseIdle(now: .now)
+        registry.releaseIdle(now: .now + .seconds(301))
+        #expect(!registry.contains("idle-a") && !registry.contains("idle-b"))
+        #expect(registry.contains("held"), "a session holds it")
+        #expect(registry.idleReleaseCount == 2)
+        #expect(registry.evictionCount == 0, "the budget had nothing to do with it")
+        let metrics = try api.call("GET", "/metrics").text.split(separator: "\n")
+        #expect(metrics.contains("quire_list_idle_releases_total 2"))
+        #expect(metrics.contains("quire_lists_resident 1.0"))
+        // Read again: loaded from storage as it was (same version), and held again.
+        let loads = registry.loadCount
+        let page = try api.call("GET", "/v1/lists/idle-b")
+        #expect(page.status == 200)
+        #expect(page.headers["ETag"] == "\"2\"")
+        #expect(registry.contains("idle-b"))
+        #expect(registry.loadCount == loads + 1)
+        // The session ended: its list goes idle too (held until the pass 301 s ahead, idle from then on).
+        #expect(try api.call("DELETE", "/v1/sessions/\(client.id)").status == 204)
+        registry.releaseIdle(now: .now + .seconds(400))
+        registry.releaseIdle(now: .now + .seconds(800))
+        #expect(registry.resident.lists == 0)
+    }
+
+    @Test("lists.idleSeconds 0: lists never leave memory for being idle")
+    func idleReleaseOff() throws {
+        let api = try APIFixture(store: try SQLiteListStore(path: Self.storePath())) { $0.lists.idleSeconds = 0 }
+        defer { api.stop() }
+        try api.put("kept", listDocument(sections: 1, items: 5))
+        api.service.registry.releaseIdle(now: .now + .seconds(1_000_000))
+        #expect(api.service.registry.contains("kept"))
+        #expect(api.service.registry.idleTimeout == nil)
+    }
+
+    @Test(
+        "idle is counted from the last request or session: reads and writes keep a list, replication's reads and pins held do not let it go early"
+    )
+    func idleCountsRequests() throws {
+        let store = try SQLiteListStore(path: Self.storePath())
+        let registry = ListRegistry(store: store, limits: ListLimits(), idleTimeout: .seconds(300))
+        let document = try JSONParser().parse(Array(#"{"sections":[{"id":"s","items":[{"id":"a","type":"t"}]}]}"#.utf8))
+        for name in ["read", "seen", "pinned", "written"] {
+            _ = try registry.write(name) { previous throws(ListRegistry.WriteError) in
+                do { return try ListVersion(document: document) } catch {
+                    throw .invalidList(error as! ListValidationError)
+                }
+            }
+        }
+        registry.pins.add("pinned")
+        let start = ContinuousClock.now
+        registry.releaseIdle(now: start + .seconds(1))  // every list was requested (written): used at 1 s
+        #expect(registry.resident.lists == 4)
+        _ = try registry.loadedVersion(of: "read")  // a request
+        _ = registry.version(of: "seen")  // what replication and observers read: not a request
+        _ = try registry.write("written") { previous throws(ListRegistry.WriteError) in
+            do { return try previous!.replacing(with: document) } catch {
+                throw .invalidList(error as! ListValidationError)
+            }
+        }
+        registry.releaseIdle(now: start + .seconds(302))
+        #expect(!registry.contains("seen"), "idle since 1 s")
+        #expect(registry.contains("read") && registry.contains("written") && registry.contains("pinned"))
+        registry.pins.remove("pinned")
+        registry.releaseIdle(now: start + .seconds(303))
+        #expect(registry.contains("pinned"), "held until the pass at 302 s: idle from then on")
+        registry.releaseIdle(now: start + .seconds(601))
+        #expect(registry.contains("pinned") && registry.contains("read") && registry.contains("written"))
+        registry.releaseIdle(now: start + .seconds(603))
+        #expect(registry.resident.lists == 0)
+        #expect(registry.idleReleaseCount == 4)
+        #expect(try registry.loadedVersion(of: "written")?.version == 2, "loaded again as it was")
+
+        let memory = ListRegistry(store: InMemoryListStore(), limits: ListLimits(), idleTimeout: .seconds(300))
+        #expect(memory.idleTimeout == nil, "a store that keeps no lists: memory is their only copy")
+    }
 }

@@ -257,7 +257,7 @@ struct SessionTests {
         #expect(status.withLock { $0 } == 503)
     }
 
-    @Test("shutdown answers the waiting long polls")
+    @Test("shutdown ends the sessions: a waiting long poll is answered 404 session-not-found")
     func shutdownAnswersWaiters() throws {
         let api = try APIFixture()
         try api.put("l", listDocument(sections: 1, items: 5))
@@ -267,7 +267,8 @@ struct SessionTests {
             api.stop()
         }
         let response = try api.call("GET", "/v1/sessions/\(client.id)/changes?since=1&wait=30")
-        #expect(response.status == 200)
+        #expect(response.status == 404)
+        #expect(try response.problemSlug() == "session-not-found")
     }
 }
 

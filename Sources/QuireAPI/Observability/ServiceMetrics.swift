@@ -62,6 +62,7 @@ final class ServiceMetrics: RequestObserver {
         var expired = 0
         var loads = 0
         var listEvictions = 0
+        var idleReleases = 0
         var viewBuilds = 0
         var viewDrops = 0
         var viewMatches = 0
@@ -85,6 +86,7 @@ final class ServiceMetrics: RequestObserver {
     private let listBytes: Gauge
     private let loads: Counter
     private let listEvictions: Counter
+    private let idleReleases: Counter
     private let views: Gauge
     private let viewBuilds: Counter
     private let viewDrops: Counter
@@ -151,6 +153,10 @@ final class ServiceMetrics: RequestObserver {
         listEvictions = registry.makeCounter(
             descriptor: Self.name(
                 "quire_list_evictions_total", "Lists that left memory, least recently used, past lists.memoryBytes."))
+        idleReleases = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_list_idle_releases_total",
+                "Lists that left memory after lists.idleSeconds without a read, a write or a session."))
         sessions = registry.makeGauge(descriptor: Self.name("quire_sessions_active", "Sessions open."))
         waiting = registry.makeGauge(descriptor: Self.name("quire_long_polls_waiting", "Long polls waiting."))
         streams = registry.makeGauge(
@@ -298,6 +304,7 @@ final class ServiceMetrics: RequestObserver {
                 expired: max(state.expired, context.sessions.expirationCount),
                 loads: max(state.loads, context.registry.loadCount),
                 listEvictions: max(state.listEvictions, context.registry.evictionCount),
+                idleReleases: max(state.idleReleases, context.registry.idleReleaseCount),
                 viewBuilds: max(state.viewBuilds, context.views.buildCount),
                 viewDrops: max(state.viewDrops, context.views.dropCount),
                 viewMatches: max(state.viewMatches, context.views.matchCount),
@@ -326,6 +333,7 @@ final class ServiceMetrics: RequestObserver {
         for (counter, delta) in [
             (evicted, now.evicted - before.evicted), (expired, now.expired - before.expired),
             (loads, now.loads - before.loads), (listEvictions, now.listEvictions - before.listEvictions),
+            (idleReleases, now.idleReleases - before.idleReleases),
             (viewBuilds, now.viewBuilds - before.viewBuilds), (viewDrops, now.viewDrops - before.viewDrops),
             (viewMatches, now.viewMatches - before.viewMatches),
             (refused, now.refused - before.refused), (cut, now.cut - before.cut),

@@ -83,14 +83,20 @@ final class EventStreams: Sendable {
         for stream in streams { stream.signal { $0.gone = true } }
     }
 
-    /// Ends every stream and refuses new ones.
-    func shutdown() {
+    /// Ends every stream with `event: gone` (the service is stopping: its sessions end) and refuses new ones;
+    /// returns once each stream has sent it and ended, or after `patience` (the server's drain then ends those
+    /// left after what they sent: a stream's end is never asked of its producer once the drain has begun).
+    func shutdown(patience: Duration = .seconds(1)) {
         ticking.store(false, ordering: .relaxed)
         let streams = state.withLock { state in
             state.isShutDown = true
             return Array(state.bySession.values)
         }
-        for stream in streams { stream.signal { $0.ended = true } }
+        for stream in streams { stream.signal { $0.gone = true } }
+        let deadline = ContinuousClock.now + patience
+        while ContinuousClock.now < deadline && streams.contains(where: { !$0.response.isEnded }) {
+            usleep(2_000)
+        }
     }
 
     private func remove(_ stream: EventStream) {

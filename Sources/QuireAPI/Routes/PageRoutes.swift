@@ -135,7 +135,7 @@ extension APIContext {
                 list: name, window: window, limit: limit, cacheControl: cacheControl, filter: filter.canonicalText
             ).response
         }
-        if let parent = registry.version(of: name) { return .response(make(parent)) }
+        if let parent = registry.handledVersion(of: name)?.version { return .response(make(parent)) }
         return try withLoadedList(name, make)
     }
 

@@ -8,6 +8,9 @@ import QuireHTTP
 extension APIContext {
     /// `POST /v1/lists/{list}/sessions` with `{ limit, format, around, expanded, keep }`, all optional.
     func createSession(_ request: Request, _ parameters: RouteParameters, _ caller: Caller) throws(Problem) -> Reply {
+        guard !isStopping else {
+            throw Problem.overloaded("The service is shutting down: open the session again.", retryAfterSeconds: 1)
+        }
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request, required: false)
         let options = try SessionOptions(

@@ -6,7 +6,7 @@ import Synchronization
 
 extension APIContext {
     /// Starts the once-a-second housekeeping thread: expired sessions are dropped (and the lists only they held
-    /// may leave memory, if it is over its budget), and with `demo.live` the demo list changes every
+    /// may leave memory, if it is over its budget), lists idle for `lists.idleSeconds` leave memory, and with `demo.live` the demo list changes every
     /// `demo.intervalSeconds`. Stopped by ``shutdown()``.
     func startMaintenance() {
         guard maintenanceRunning.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
@@ -24,6 +24,7 @@ extension APIContext {
                     sessions.sweep()
                     views.sweep(isPinned: registry.pins.isPinned)
                     registry.enforceBudget()
+                    registry.releaseIdle()
                 }
                 guard demo.live, ticks % changeEvery == 0 else { continue }
                 changes += 1

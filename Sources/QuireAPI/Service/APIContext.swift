@@ -32,6 +32,9 @@ final class APIContext: Sendable {
     let serviceMetrics: ServiceMetrics
     /// Whether the housekeeping thread runs (see `startMaintenance()`).
     let maintenanceRunning = Atomic<Bool>(false)
+    /// Set by ``shutdown()``: no session opens any more (it would end with the process at once).
+    private let stopping = Atomic<Bool>(false)
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     init(
         registry: ListRegistry, configuration: QuireService.Configuration, keys: TokenKeys, logger: Logger,
@@ -134,11 +137,16 @@ final class APIContext: Sendable {
         }
     }
 
-    /// Stops the housekeeping, refuses new writes and answers every waiting long poll (the service is
-    /// stopping).
+    /// Stops the housekeeping, refuses new writes and ends every session (the service is stopping, and sessions
+    /// live in its memory): a waiting long poll is answered `404 session-not-found` and an event stream ends with
+    /// `event: gone` (API.md §4, §4c), so that clients open a new session at once, on another instance of a
+    /// cluster, rather than learn it from their next request; a new session is refused with `503 overloaded` and
+    /// `Retry-After` meanwhile (it would end with the process).
     func shutdown() {
         maintenanceRunning.store(false, ordering: .relaxed)
         storeWrites.stopTakingWrites()
+        stopping.store(true, ordering: .relaxed)
+        sessions.removeAll()
         longPolls.shutdown()
         streams.shutdown()
     }
@@ -188,6 +196,10 @@ extension QuireService {
         /// Estimated bytes of the lists held in memory past which the least recently used lists that no session
         /// holds leave memory (loaded again when next needed); 0: no bound (default 512 MiB).
         public var memoryBytes = 512 << 20
+        /// Seconds a list may go without a read or a write while no session holds it before it leaves memory,
+        /// whatever the budget (in a cluster partitioned by list, the instance a list moved away from lets it go);
+        /// 0: never (default 300).
+        public var idleSeconds: Double = 300
         public init() {}
     }
 

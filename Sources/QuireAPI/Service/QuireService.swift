@@ -34,7 +34,9 @@ public final class QuireService: Sendable {
             accessLog: configuration.accessLog ? accessLog ?? LoggerAccessLog(logger: logger) : nil)
         let registry = ListRegistry(
             store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits,
-            memoryBudget: configuration.lists.memoryBytes)
+            memoryBudget: configuration.lists.memoryBytes,
+            idleTimeout: configuration.lists.idleSeconds > 0
+                ? .milliseconds(Int64((configuration.lists.idleSeconds * 1000).rounded())) : nil)
         registry.observeLoads { [metrics] in metrics.listLoaded(in: $0) }
         let context = APIContext(
             registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics,

@@ -9,7 +9,9 @@ import Synchronization
 /// list's write lock); a name the store does not hold costs one lookup and leaves nothing behind. Past
 /// ``memoryBudget`` bytes (counted by ``ListFootprint``), lists leave memory, the least recently used first
 /// (the CLOCK approximation: a list used since the hand last passed gets a second chance), unless sessions hold
-/// them (``pins``): those stay whatever the budget, and ``isOverBudget`` says when they alone exceed it.
+/// them (``pins``): those stay whatever the budget, and ``isOverBudget`` says when they alone exceed it. A list
+/// that nothing requested (no read, no write here) and no session held for ``idleTimeout`` leaves memory too
+/// (``releaseIdle(now:)``): in a cluster partitioned by list, the instance a list moved away from lets it go.
 public final class ListRegistry: Sendable {
     /// What a successful write did.
     public struct Commit: Sendable {
@@ -33,6 +35,9 @@ public final class ListRegistry: Sendable {
     /// The bytes of lists held in memory past which unpinned lists leave it; 0: no bound. Not applied when the
     /// store keeps no lists (``InMemoryListStore``): the registry's memory is their only copy then.
     public let memoryBudget: Int
+    /// How long a list may go without a request (a read or a write here) while no session holds it before it
+    /// leaves memory (``releaseIdle(now:)``); `nil`: never. Not applied when the store keeps no lists.
+    public let idleTimeout: Duration?
     private let evicting = Atomic<Bool>(false)
     /// The residents' `bytes`, stored under their lock by every change: read without it by ``enforceBudget()``,
     /// which every write calls.
@@ -40,18 +45,24 @@ public final class ListRegistry: Sendable {
     private let overBudget = Atomic<Bool>(false)
     private let loads = Atomic<Int>(0)
     private let evictions = Atomic<Int>(0)
+    private let idleReleases = Atomic<Int>(0)
 
-    /// - Parameter memoryBudget: see ``memoryBudget``.
-    public init(store: any ListStore, limits: ListLimits, memoryBudget: Int = 0) {
+    /// - Parameters:
+    ///   - memoryBudget: see ``memoryBudget``.
+    ///   - idleTimeout: see ``idleTimeout``; `nil` or not positive: never.
+    public init(store: any ListStore, limits: ListLimits, memoryBudget: Int = 0, idleTimeout: Duration? = nil) {
         self.store = store
         self.limits = limits
         self.memoryBudget = store.keepsLists ? max(0, memoryBudget) : 0
+        self.idleTimeout = store.keepsLists ? idleTimeout.flatMap { $0 > .zero ? $0 : nil } : nil
     }
 
     /// Lists loaded from the store since start (on demand, and reloaded by replication).
     public var loadCount: Int { loads.load(ordering: .relaxed) }
     /// Lists that left memory for the budget since start.
     public var evictionCount: Int { evictions.load(ordering: .relaxed) }
+    /// Lists that left memory since start because nothing used them for ``idleTimeout``.
+    public var idleReleaseCount: Int { idleReleases.load(ordering: .relaxed) }
     /// Whether the lists held are over the budget with none left that may leave (sessions hold the rest): new
     /// sessions on lists not held are refused meanwhile (see `docs/operations.md`).
     public var isOverBudget: Bool { overBudget.load(ordering: .relaxed) }
@@ -73,7 +84,8 @@ public final class ListRegistry: Sendable {
     }
 
     /// The current version of `name` if it is held in memory, or `nil` (a list that does not exist, or one not
-    /// loaded: ``loadedVersion(of:)`` loads it).
+    /// loaded: ``loadedVersion(of:)`` loads it). Not a request of the list: what replication and observers read
+    /// does not keep it from going idle (``handledVersion(of:)`` and ``loadedVersion(of:)`` are requests).
     ///
     /// - Complexity: O(1), under a short lock.
     public func version(of name: String) -> ListVersion? {
@@ -102,7 +114,7 @@ public final class ListRegistry: Sendable {
     ///
     /// - Throws: the store's error when it cannot be read.
     public func loadedVersion(of name: String) throws -> ListVersion? {
-        if let held = version(of: name) { return held }
+        if let held = residents.withLock({ $0.used(name, requested: true)?.version }) { return held }
         let loaded = try withListLock(name) { position throws in try held(name, position: &position) }
         enforceBudget()
         return loaded
@@ -155,8 +167,11 @@ public final class ListRegistry: Sendable {
     /// is retired (never current again), and the list created again or loaded again under the name has a new one.
     public final class ListHandle: Sendable {
         private let generation = Atomic<UInt64>(0)
-        /// Set by every use; cleared by the eviction's hand as it passes (a second chance).
-        private let used = Atomic<Bool>(true)
+        /// Set by every use: ``clockUse`` cleared by the eviction's hand as it passes (a second chance),
+        /// ``requestUse`` (a request, not replication) by the idle release's pass.
+        private let uses = Atomic<UInt8>(ListHandle.clockUse | ListHandle.requestUse)
+        private static let clockUse: UInt8 = 1
+        private static let requestUse: UInt8 = 2
 
         /// The generation of the list's current version: numbered process-wide, so that no two versions of any
         /// lists share one; 0 once the list is gone.
@@ -170,15 +185,34 @@ public final class ListRegistry: Sendable {
             return true
         }
 
-        /// The list was used: the eviction's hand passes it over once. A load before the store, so that lists in
-        /// constant use do not write the same cache line from every thread.
+        /// The list was used by a request: the eviction's hand passes it over once, and it is not idle. A load
+        /// before the store, so that lists in constant use do not write the same cache line from every thread.
         public func markUsed() {
-            if !used.load(ordering: .relaxed) { used.store(true, ordering: .relaxed) }
+            mark(Self.clockUse | Self.requestUse)
+        }
+
+        /// The list was read by something else than a request (replication, an observer): only the eviction's
+        /// hand passes it over once.
+        fileprivate func markSeen() {
+            mark(Self.clockUse)
+        }
+
+        private func mark(_ bits: UInt8) {
+            if uses.load(ordering: .relaxed) & bits != bits { uses.bitwiseOr(bits, ordering: .relaxed) }
         }
 
         /// Whether the list was used since the last call (and clears the mark).
         fileprivate func takeUse() -> Bool {
-            used.load(ordering: .relaxed) && used.exchange(false, ordering: .relaxed)
+            take(Self.clockUse)
+        }
+
+        /// Whether a request used the list since the last call (and clears the mark).
+        fileprivate func takeRequest() -> Bool {
+            take(Self.requestUse)
+        }
+
+        private func take(_ bit: UInt8) -> Bool {
+            uses.load(ordering: .relaxed) & bit != 0 && uses.bitwiseAnd(~bit, ordering: .relaxed).oldValue & bit != 0
         }
 
         /// The list has a new current version: its generation, the next process-wide.
@@ -197,7 +231,7 @@ public final class ListRegistry: Sendable {
     /// together, if it is held in memory; else `nil`.
     public func handledVersion(of name: String) -> (version: ListVersion, handle: ListHandle, generation: UInt64)? {
         residents.withLock { residents in
-            guard let entry = residents.used(name) else { return nil }
+            guard let entry = residents.used(name, requested: true) else { return nil }
             return (entry.version, entry.handle, entry.handle.currentGeneration)
         }
     }
@@ -295,6 +329,7 @@ public final class ListRegistry: Sendable {
         // Versions replayed while catching up are announced whatever the outcome of the write.
         defer { notify(events) }
         defer { enforceBudget() }
+        defer { _ = residents.withLock { $0.used(name, requested: true) } }  // a write is a request of its list
         return try withListLock(name) { position throws(WriteError) -> Commit in
             var attempt = 0
             var conflicted = false
@@ -587,6 +622,19 @@ public final class ListRegistry: Sendable {
         }
     }
 
+    /// Makes the lists leave memory that no request used (no read, no write here) and no session held for
+    /// ``idleTimeout`` until `now`: called about once a second (the service's housekeeping). A list whose lock is
+    /// busy is in use: passed over. Nothing when ``idleTimeout`` is `nil`.
+    ///
+    /// - Complexity: O(*n*) for the *n* lists held.
+    public func releaseIdle(now: ContinuousClock.Instant = .now) {
+        guard let idleTimeout else { return }
+        let idle = residents.withLock { $0.unrequested(for: idleTimeout, now: now, pins: pins) }
+        for (name, handle) in idle where evict(name, handle) {
+            idleReleases.add(1, ordering: .relaxed)
+        }
+    }
+
     /// `name` leaves memory if it is still held with `handle`, unpinned and its lock free; `false` otherwise.
     private func evict(_ name: String, _ handle: ListHandle) -> Bool {
         guard let lock = writers.withLock({ $0[name] }) else { return false }
@@ -654,6 +702,8 @@ private struct Residents {
         var version: ListVersion
         let handle: ListRegistry.ListHandle
         var footprint: ListFootprint
+        /// When the idle release last found the list requested or held by a session (or it came in).
+        var usedAt = ContinuousClock.now
     }
 
     private(set) var entries: [String: Entry] = [:]
@@ -664,12 +714,34 @@ private struct Residents {
     private var ring: [(name: String, handle: ListRegistry.ListHandle)] = []
     private var hand = 0
 
-    /// The entry of `name`, marked used.
-    func used(_ name: String) -> Entry? {
+    /// The entry of `name`, marked used: by a request (`requested`), or only seen (replication, observers: the
+    /// eviction's hand passes it over once, but it may still go idle).
+    func used(_ name: String, requested: Bool = false) -> Entry? {
         guard let index = entries.index(forKey: name) else { return nil }
         let entry = entries.values[index]
-        entry.handle.markUsed()
+        if requested { entry.handle.markUsed() } else { entry.handle.markSeen() }
         return entry
+    }
+
+    /// The lists that no request used and no session held for `idle` until `now` (the others' time of use
+    /// moved to `now` when they were used since the last call).
+    ///
+    /// - Complexity: O(*n*) for the *n* lists held.
+    mutating func unrequested(for idle: Duration, now: ContinuousClock.Instant, pins: ListPins)
+        -> [(name: String, handle: ListRegistry.ListHandle)]
+    {
+        var found: [(name: String, handle: ListRegistry.ListHandle)] = []
+        var index = entries.values.startIndex
+        while index != entries.values.endIndex {
+            let (name, entry) = entries[index]
+            if entry.handle.takeRequest() || pins.isPinned(name) {
+                entries.values[index].usedAt = now
+            } else if now - entry.usedAt >= idle {
+                found.append((name, entry.handle))
+            }
+            entries.values.formIndex(after: &index)
+        }
+        return found
     }
 
     mutating func set(_ name: String, _ version: ListVersion, footprint: ListFootprint) {

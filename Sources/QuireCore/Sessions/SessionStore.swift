@@ -187,6 +187,15 @@ public final class SessionStore: Sendable {
         }
     }
 
+    /// Removes every session (the service is stopping: its sessions end with it).
+    ///
+    /// - Complexity: O(*n*) in the number of sessions.
+    public func removeAll() {
+        for stripe in stripes {
+            _ = withTable(of: stripe) { $0.removeAll { _ in true } }
+        }
+    }
+
     /// Drops the sessions idle for too long.
     public func sweep() {
         for stripe in stripes { count(withTable(of: stripe) { $0.sweep(now: clock()) }) }
