@@ -131,10 +131,16 @@ extension SDKTests {
             headers: bearer("writer"))
         #expect(write.status == 200)
         try await Self.converge(session, fixture)
+        // With long polls, a poll already on its way when loadNext was made may cross it, and the extension is
+        // then undone on both sides alike (QuireSession's follower says so): the window is the server's either
+        // way, 9 or 4 items, the filter's.
+        let id = try #require(await session.sessionID)
+        #expect(await session.window == (try fixture.freshWindow(ofSession: id)))
+        let shown = await session.window.itemIDs
+        let expected = ["s0-0", "s0-4", "s0-6", "s0-8", "s0-10", "s0-12", "s0-14", "s0-16", "s0-18"]
         #expect(
-            await session.window.itemIDs == [
-                "s0-0", "s0-4", "s0-6", "s0-8", "s0-10", "s0-12", "s0-14", "s0-16", "s0-18",
-            ])
+            shown == expected || (transport == .longPolls && shown == Array(expected.prefix(4))),
+            "\(shown)")
         #expect(await session.statistics.sessionsOpened == 1)
         await session.close()
     }
