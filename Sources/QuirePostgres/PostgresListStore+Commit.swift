@@ -20,7 +20,7 @@ extension PostgresListStore {
         guard let write else {
             throw PostgresStoreError("a write that is not a ListWrite cannot be replayed by other instances")
         }
-        let changes = next.storageChanges(since: previous)
+        let changes = next.storageChanges(since: previous, keepsLabels: write.keepsLabels)
         let (kind, body) = write.logged
         return try transaction(list: list, creating: previous == nil) { connection, beginning in
             try lockList(

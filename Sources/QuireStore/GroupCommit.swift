@@ -89,9 +89,8 @@ final class GroupCommit: Sendable {
         var failure: (any Error)?
         do {
             try database.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
+                try RawStatement.transaction(db) {
                     for pending in batch { try pending.work(db) }
-                    return .commit
                 }
             }
             commits.add(1, ordering: .relaxed)

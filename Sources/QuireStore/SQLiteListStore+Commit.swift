@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 public import QuireCore
+import Synchronization
 
 extension SQLiteListStore {
     /// Stores `next` as the version of `list`: only the rows that changed since `previous`, and the version
@@ -10,18 +11,25 @@ extension SQLiteListStore {
     /// - Throws: ``StoreError``; the transaction is rolled back then (this write and those it was grouped with),
     ///   and the file holds `previous`.
     /// - Complexity: O(*c* log *n*) for *c* changed rows, plus finding them (see
-    ///   ``ListVersion/storageChanges(since:)``).
+    ///   ``ListVersion/storageChanges(since:keepsLabels:)``).
     public func commit(
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
     ) throws -> Int64? {
-        let changes = next.storageChanges(since: previous)
+        let changes = next.storageChanges(since: previous, keepsLabels: write?.keepsLabels ?? false)
         let isNew = previous == nil
         do {
-            try group.write { db in try self.write(changes, list: list, next: next, isNew: isNew, in: db) }
-        } catch let error as StoreError {
-            throw error
+            if answersAtOnce {
+                // Nothing to wait for in company: no file is synced.
+                try database.writeWithoutTransaction { db in
+                    try RawStatement.transaction(db) {
+                        try self.write(changes, list: list, next: next, isNew: isNew, in: db)
+                    }
+                }
+            } else {
+                try group.write { db in try self.write(changes, list: list, next: next, isNew: isNew, in: db) }
+            }
         } catch {
-            throw StoreError.write(path, error)
+            throw failedWrite(error)
         }
         return nil
     }
@@ -39,18 +47,15 @@ extension SQLiteListStore {
     public func create(_ lists: some Sequence<(name: String, version: ListVersion)>) throws {
         do {
             try database.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
+                try RawStatement.transaction(db) {
                     for (name, version) in lists {
                         try self.write(
                             version.storageChanges(since: nil), list: name, next: version, isNew: true, in: db)
                     }
-                    return .commit
                 }
             }
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw StoreError.write(path, error)
+            throw failedWrite(error)
         }
     }
 
@@ -88,7 +93,15 @@ extension SQLiteListStore {
         }
     }
 
+    /// The error of a write whose transaction rolled back, after forgetting the row ids it may have remembered
+    /// for lists it created (not stored after all).
+    private func failedWrite(_ error: any Error) -> StoreError {
+        listIDs.withLock { $0.removeAll() }
+        return error as? StoreError ?? StoreError.write(path, error)
+    }
+
     private func deleteRows(of list: String, in db: Database) throws {
+        listIDs.withLock { $0[list] = nil }
         guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM list WHERE name = ?", arguments: [list]) else {
             return
         }
@@ -100,56 +113,76 @@ extension SQLiteListStore {
     private func write(
         _ changes: StorageChanges, list: String, next: ListVersion, isNew: Bool, in db: Database
     ) throws {
-        // A list the registry does not hold has no rows: clear any left by an earlier life of the name, whose
-        // last version the new one went on from.
+        let version = Int64(bitPattern: next.version)
+        let id: Int64
         if isNew {
+            // A list the registry does not hold has no rows: clear any left by an earlier life of the name, whose
+            // last version the new one went on from.
             try deleteRows(of: list, in: db)
             try db.execute(sql: "DELETE FROM retired WHERE name = ?", arguments: [list])
+            let insert = try RawStatement(db, "INSERT INTO list (name, version, sections, items) VALUES (?, ?, ?, ?)")
+            insert.bind(1, list)
+            insert.bind(2, version)
+            insert.bind(3, next.sectionCount)
+            insert.bind(4, next.itemCount)
+            try insert.run()
+            id = db.lastInsertedRowID
+        } else {
+            guard let known = try listID(of: list, in: db) else {
+                throw StoreError.write(path, reason: "the list row vanished")
+            }
+            id = known
+            let update = try RawStatement(db, "UPDATE list SET version = ?, sections = ?, items = ? WHERE id = ?")
+            update.bind(1, version)
+            update.bind(2, next.sectionCount)
+            update.bind(3, next.itemCount)
+            update.bind(4, id)
+            try update.run()
         }
-        // Cached statements: compiled once per connection, not on every write (compiling one, with GRDB's authorizer
-        // called for each column it reads, cost as much as the rest of a one-item insert's statements).
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO list (name, version, sections, items) VALUES (?, ?, ?, ?)
-                ON CONFLICT (name) DO UPDATE
-                SET version = excluded.version, sections = excluded.sections, items = excluded.items
-                """
-        ).execute(arguments: [list, Int64(bitPattern: next.version), next.sectionCount, next.itemCount])
-        let listID = try db.cachedStatement(sql: "SELECT id FROM list WHERE name = ?")
-        guard let id = try Int64.fetchOne(listID, arguments: [list]) else {
-            throw StoreError.write(path, reason: "the list row vanished")
-        }
-        // Old rows go first, so that new positions never meet a stale one.
-        let deleteSection = try db.cachedStatement(sql: "DELETE FROM section WHERE list = ? AND id = ?")
-        for section in changes.removedSections { try deleteSection.execute(arguments: [id, section]) }
-        let deleteItem = try db.cachedStatement(sql: "DELETE FROM item WHERE list = ? AND id = ?")
-        for item in changes.removedItems { try deleteItem.execute(arguments: [id, item]) }
-        for item in changes.movedItems { try deleteItem.execute(arguments: [id, item]) }
+        listIDs.withLock { $0[list] = id }
 
-        let sectionPosition = try db.cachedStatement(sql: "SELECT position FROM section WHERE list = ? AND id = ?")
-        let placeSection = try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO section (list, id, position, header, footer) VALUES (?, ?, ?, ?, ?)")
+        // Old rows go first, so that new positions never meet a stale one.
+        let deleteSection = try RawStatement(db, "DELETE FROM section WHERE list = ? AND id = ?")
+        for section in changes.removedSections {
+            deleteSection.bind(1, id)
+            deleteSection.bind(2, section)
+            try deleteSection.run()
+        }
+        let deleteItem = try RawStatement(db, "DELETE FROM item WHERE list = ? AND id = ?")
+        for item in changes.removedItems + changes.movedItems {
+            deleteItem.bind(1, id)
+            deleteItem.bind(2, item)
+            try deleteItem.run()
+        }
+
+        let sectionPosition = try RawStatement(db, "SELECT position FROM section WHERE list = ? AND id = ?")
+        let placeSection = try RawStatement(
+            db, "INSERT OR REPLACE INTO section (list, id, position, header, footer) VALUES (?, ?, ?, ?, ?)")
         for run in changes.placedSections {
             let low = try run.after.map { try position(of: $0, list: id, with: sectionPosition) }
             let high = try run.before.map { try position(of: $0, list: id, with: sectionPosition) }
             let positions = StoragePosition.between(low, high, count: run.sections.count)
             for (section, position) in zip(run.sections, positions) {
-                try placeSection.execute(arguments: [
-                    id, section.id, Data(position), section.header.map { Data($0) }, section.footer.map { Data($0) },
-                ])
+                placeSection.bind(1, id)
+                placeSection.bind(2, section.id)
+                placeSection.bind(3, blob: position)
+                placeSection.bind(4, blob: section.header)
+                placeSection.bind(5, blob: section.footer)
+                try placeSection.run()
             }
         }
-        let updateSection = try db.cachedStatement(
-            sql: "UPDATE section SET header = ?, footer = ? WHERE list = ? AND id = ?")
+        let updateSection = try RawStatement(db, "UPDATE section SET header = ?, footer = ? WHERE list = ? AND id = ?")
         for section in changes.updatedSections {
-            try updateSection.execute(arguments: [
-                section.header.map { Data($0) }, section.footer.map { Data($0) }, id, section.id,
-            ])
+            updateSection.bind(1, blob: section.header)
+            updateSection.bind(2, blob: section.footer)
+            updateSection.bind(3, id)
+            updateSection.bind(4, section.id)
+            try updateSection.run()
         }
 
-        let itemPosition = try db.cachedStatement(sql: "SELECT position FROM item WHERE list = ? AND id = ?")
-        let insertItem = try db.cachedStatement(
-            sql: "INSERT INTO item (list, nested, parent, position, id, body) VALUES (?, ?, ?, ?, ?, ?)")
+        let itemPosition = try RawStatement(db, "SELECT position FROM item WHERE list = ? AND id = ?")
+        let insertItem = try RawStatement(
+            db, "INSERT INTO item (list, nested, parent, position, id, body) VALUES (?, ?, ?, ?, ?, ?)")
         for run in changes.placedItems {
             let low = try run.after.map { try position(of: $0, list: id, with: itemPosition) }
             let high = try run.before.map { try position(of: $0, list: id, with: itemPosition) }
@@ -160,18 +193,40 @@ extension SQLiteListStore {
                 case .item(let item): (1, item)
                 }
             for (item, position) in zip(run.items, positions) {
-                try insertItem.execute(arguments: [id, nested, parent, Data(position), item.id, Data(item.body)])
+                insertItem.bind(1, id)
+                insertItem.bind(2, nested)
+                insertItem.bind(3, parent)
+                insertItem.bind(4, blob: position)
+                insertItem.bind(5, item.id)
+                insertItem.bind(6, blob: item.body)
+                try insertItem.run()
             }
         }
-        let updateItem = try db.cachedStatement(sql: "UPDATE item SET body = ? WHERE list = ? AND id = ?")
-        for item in changes.updatedItems { try updateItem.execute(arguments: [Data(item.body), id, item.id]) }
+        let updateItem = try RawStatement(db, "UPDATE item SET body = ? WHERE list = ? AND id = ?")
+        for item in changes.updatedItems {
+            updateItem.bind(1, blob: item.body)
+            updateItem.bind(2, id)
+            updateItem.bind(3, item.id)
+            try updateItem.run()
+        }
+    }
+
+    /// The row id of `list`: remembered from its last write (a list's row keeps its id until it is deleted), else
+    /// read.
+    private func listID(of list: String, in db: Database) throws -> Int64? {
+        if let id = listIDs.withLock({ $0[list] }) { return id }
+        let select = try RawStatement(db, "SELECT id FROM list WHERE name = ?")
+        select.bind(1, list)
+        return try select.firstInteger()
     }
 
     /// The stored position of a sibling that kept its place.
-    private func position(of id: String, list: Int64, with statement: Statement) throws -> [UInt8] {
-        guard let data = try Data.fetchOne(statement, arguments: [list, id]) else {
+    private func position(of id: String, list: Int64, with statement: RawStatement) throws -> [UInt8] {
+        statement.bind(1, list)
+        statement.bind(2, id)
+        guard let position = try statement.firstBlob() else {
             throw StoreError.write(path, reason: "the stored rows of the list lack \"\(id)\"")
         }
-        return [UInt8](data)
+        return position
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 public import QuireCore
+import Synchronization
 
 /// The embedded store: every list in one SQLite file, through GRDB.
 ///
@@ -11,7 +12,7 @@ public import QuireCore
 /// the API's contract does not allow.) A transaction that did not commit leaves nothing behind: SQLite
 /// ignores WAL frames that no commit record closes.
 ///
-/// A write stores only what changed (``ListVersion/storageChanges(since:)``): one item written into a list of
+/// A write stores only what changed (``ListVersion/storageChanges(since:keepsLabels:)``): one item written into a list of
 /// 100,000 writes one row, plus the list's version.
 public final class SQLiteListStore: ListStore {
     /// The path that keeps everything in memory (tests that need no file).
@@ -22,6 +23,8 @@ public final class SQLiteListStore: ListStore {
     let database: DatabaseQueue
     /// Where commits wait for each other's company (``GroupCommit``).
     let group: GroupCommit
+    /// The row id of each list written since the store opened, so that a write updates its list's row by id.
+    let listIDs = Mutex<[String: Int64]>([:])
 
     /// `true` for `:memory:`: a commit writes no file and waits on nothing but the CPU work of its batch (see
     /// ``ListStore/answersAtOnce``).

@@ -32,11 +32,15 @@ struct VersionDelta: Sendable {
 struct ChangeLog: Sendable {
     static let maximumEntries = 256
     static let maximumKeys = 16_384
+    /// Entries per chunk: a write copies the list of chunks and the last chunk, not the whole log.
+    private static let chunkSize = 16
 
     /// The oldest version the log reaches back to: changes since any version ≥ `base` are known.
     private(set) var base: UInt64
-    /// Deltas of versions `base + 1 …`, oldest first.
-    private var entries: [VersionDelta] = []
+    /// Deltas of versions `base + 1 …`, oldest first: the entries of `chunks` after the first `dropped`.
+    private var chunks: [[VersionDelta]] = []
+    private var dropped = 0
+    private var count = 0
     private var keyCount = 0
 
     /// A log that knows nothing before `version`.
@@ -46,24 +50,31 @@ struct ChangeLog: Sendable {
 
     /// The log with `delta` recorded as the change that built version `version` (= the last one + 1).
     ///
-    /// - Complexity: O(``maximumEntries``) (the array is copied).
+    /// - Complexity: O(``maximumEntries`` / 16 + 16): the chunk list and the last chunk are copied.
     func appending(_ delta: VersionDelta, version: UInt64) -> ChangeLog {
-        guard delta.size <= Self.maximumKeys, version == base + UInt64(entries.count) + 1 else {
+        guard delta.size <= Self.maximumKeys, version == base + UInt64(count) + 1 else {
             return ChangeLog(base: version)
         }
         var next = self
-        next.entries.append(delta)
-        next.keyCount += delta.size
-        var drop = 0
-        var keys = next.keyCount
-        while next.entries.count - drop > Self.maximumEntries || keys > Self.maximumKeys {
-            keys -= next.entries[drop].size
-            drop += 1
+        if let last = next.chunks.indices.last, next.chunks[last].count < Self.chunkSize {
+            next.chunks[last].append(delta)
+        } else {
+            var chunk: [VersionDelta] = []
+            chunk.reserveCapacity(Self.chunkSize)
+            chunk.append(delta)
+            next.chunks.append(chunk)
         }
-        if drop > 0 {
-            next.entries.removeFirst(drop)
-            next.base += UInt64(drop)
-            next.keyCount = keys
+        next.count += 1
+        next.keyCount += delta.size
+        while next.count > Self.maximumEntries || next.keyCount > Self.maximumKeys {
+            next.keyCount -= next.chunks[0][next.dropped].size
+            next.count -= 1
+            next.base += 1
+            next.dropped += 1
+            if next.dropped == next.chunks[0].count {
+                next.chunks.removeFirst()
+                next.dropped = 0
+            }
         }
         return next
     }
@@ -73,13 +84,21 @@ struct ChangeLog: Sendable {
     ///
     /// - Complexity: O(*c*) in the keys recorded since `version`.
     func changes(since version: UInt64) -> CombinedDelta? {
-        guard version >= base, version <= base + UInt64(entries.count) else { return nil }
+        guard version >= base, version <= base + UInt64(count) else { return nil }
         var combined = CombinedDelta()
-        for delta in entries[Int(version - base)...] {
-            combined.items.formUnion(delta.items)
-            combined.replacedSections.formUnion(delta.replacedSections)
-            combined.updatedSections.formUnion(delta.updatedSections)
-            combined.reordersSections = combined.reordersSections || delta.reordersSections
+        var skip = dropped + Int(version - base)
+        for chunk in chunks {
+            guard skip < chunk.count else {
+                skip -= chunk.count
+                continue
+            }
+            for delta in chunk[skip...] {
+                combined.items.formUnion(delta.items)
+                combined.replacedSections.formUnion(delta.replacedSections)
+                combined.updatedSections.formUnion(delta.updatedSections)
+                combined.reordersSections = combined.reordersSections || delta.reordersSections
+            }
+            skip = 0
         }
         return combined
     }

@@ -8,6 +8,13 @@ public enum ListWrite: Sendable, Equatable {
     /// `{ "ops": [...] }`: applied in order, all or none.
     case ops(JSONValue)
 
+    /// Whether the version this write makes keeps the label of every item it does not place (ops do; a
+    /// replacement labels its items anew): what ``ListVersion/storageChanges(since:keepsLabels:)`` relies on.
+    public var keepsLabels: Bool {
+        if case .ops = self { return true }
+        return false
+    }
+
     /// The version this write makes of `previous` (`nil`: the list does not exist yet).
     ///
     /// - Throws: ``ListRegistry/WriteError`` `.invalidList`, `.invalidOp`, or `.listNotFound` for ops on a

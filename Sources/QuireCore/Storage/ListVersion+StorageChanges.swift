@@ -8,28 +8,36 @@ extension ListVersion {
     /// nothing is shared, and the items that kept their place are the longest run that kept its order
     /// (a longest increasing subsequence), so a `PUT` that changes 1% of a list writes about 1% of rows.
     ///
-    /// - Parameter previous: the version the store holds (`nil`: nothing stored yet).
+    /// - Parameters:
+    ///   - previous: the version the store holds (`nil`: nothing stored yet).
+    ///   - keepsLabels: this version was made from `previous` by ops, which keep the label of every item they do
+    ///     not place: an item kept its place exactly when the old and the new container hold it under the same
+    ///     label, found by merging the two containers' unshared leaves in label order.
     /// - Complexity: after ops touching *c* items: O(*s* + *c* log *n* + *n*/*b*) for *s* sections, *n*
     ///   items and leaves of *b* ≈ 48 items (only the leaves of changed containers are listed, and only
     ///   the unshared ones are read); after a replacement: O(*n* log *n*).
-    public func storageChanges(since previous: ListVersion?) -> StorageChanges {
-        var walk = StorageWalk(old: previous ?? .empty(limits: limits, interner: interner), new: self)
+    public func storageChanges(since previous: ListVersion?, keepsLabels: Bool = false) -> StorageChanges {
+        var walk = StorageWalk(
+            old: previous ?? .empty(limits: limits, interner: interner), new: self,
+            keepsLabels: keepsLabels && previous != nil)
         walk.compareSections()
         return walk.changes
     }
 }
 
-/// The walk behind ``ListVersion/storageChanges(since:)``.
+/// The walk behind ``ListVersion/storageChanges(since:keepsLabels:)``.
 private struct StorageWalk {
     typealias ItemTree = PersistentTree<OrderLabel, ItemNode>
 
     let old: ListVersion
     let new: ListVersion
+    let keepsLabels: Bool
     var changes = StorageChanges()
 
-    init(old: ListVersion, new: ListVersion) {
+    init(old: ListVersion, new: ListVersion, keepsLabels: Bool) {
         self.old = old
         self.new = new
+        self.keepsLabels = keepsLabels
     }
 
     mutating func compareSections() {
@@ -101,6 +109,10 @@ private struct StorageWalk {
     /// Compares the items directly inside one container, then recurses into the items that changed.
     private mutating func compare(_ oldTree: ItemTree?, _ newTree: ItemTree, in container: StorageChanges.Container) {
         if let oldTree, oldTree.root === newTree.root { return }
+        if keepsLabels, let oldTree {
+            compareByLabels(oldTree, newTree, in: container)
+            return
+        }
         let oldLeaves = oldTree?.leaves ?? []
         let newLeaves = newTree.leaves
         let oldLeafSet = Set(oldLeaves.map(ObjectIdentifier.init))
@@ -156,6 +168,83 @@ private struct StorageWalk {
                     compare(previous?.children, node.children, in: .item(node.id))
                 }
             }
+        }
+        if let run { changes.placedItems.append(run) }
+    }
+
+    /// ``compare(_:_:in:)`` for versions made by ops: the unshared leaves of both trees are merged in label order.
+    /// A new item under the label the same item had is kept; any other new item is placed (moved when the old
+    /// version had it elsewhere); an old item whose label no longer holds it departs.
+    ///
+    /// - Complexity: O(*u* + *p* log *n*) for *u* items in unshared leaves and *p* placed.
+    private mutating func compareByLabels(
+        _ oldTree: ItemTree, _ newTree: ItemTree, in container: StorageChanges.Container
+    ) {
+        let oldLeaves = oldTree.leaves
+        let newLeaves = newTree.leaves
+        let oldLeafSet = Set(oldLeaves.map(ObjectIdentifier.init))
+        let newLeafSet = Set(newLeaves.map(ObjectIdentifier.init))
+        let oldUnshared = oldLeaves.filter { !newLeafSet.contains(ObjectIdentifier($0)) }
+        var oldLeaf = 0
+        var oldSlot = 0
+        func oldEntry() -> (label: OrderLabel, node: ItemNode)? {
+            guard oldLeaf < oldUnshared.count else { return nil }
+            let leaf = oldUnshared[oldLeaf]
+            return (leaf.keys[oldSlot], leaf.values[oldSlot])
+        }
+        func advanceOld() {
+            oldSlot += 1
+            if oldSlot == oldUnshared[oldLeaf].width {
+                oldLeaf += 1
+                oldSlot = 0
+            }
+        }
+        var run: StorageChanges.ItemRun?
+        var lastKept: String?
+        for leaf in newLeaves {
+            if oldLeafSet.contains(ObjectIdentifier(leaf)) {
+                if var open = run {
+                    open.before = leaf.values[0].id
+                    changes.placedItems.append(open)
+                    run = nil
+                }
+                lastKept = leaf.values[leaf.width - 1].id
+                continue
+            }
+            for (label, node) in zip(leaf.keys, leaf.values) {
+                while let entry = oldEntry(), entry.label < label {
+                    depart(entry.node)
+                    advanceOld()
+                }
+                var previous: ItemNode?
+                if let entry = oldEntry(), entry.label == label {
+                    advanceOld()
+                    if entry.node.key == node.key { previous = entry.node } else { depart(entry.node) }
+                }
+                if previous != nil {
+                    if var open = run {
+                        open.before = node.id
+                        changes.placedItems.append(open)
+                        run = nil
+                    }
+                    lastKept = node.id
+                    if let previous, previous !== node, previous.hash != node.hash || previous.encoded != node.encoded {
+                        changes.updatedItems.append(StorageChanges.Item(id: node.id, body: node.encoded))
+                    }
+                } else {
+                    previous = old.item(key: node.key)
+                    if previous != nil { changes.movedItems.append(node.id) }
+                    if run == nil { run = StorageChanges.ItemRun(container: container, after: lastKept, items: []) }
+                    run!.items.append(StorageChanges.Item(id: node.id, body: node.encoded))
+                }
+                if previous !== node {
+                    compare(previous?.children, node.children, in: .item(node.id))
+                }
+            }
+        }
+        while let entry = oldEntry() {
+            depart(entry.node)
+            advanceOld()
         }
         if let run { changes.placedItems.append(run) }
     }
