@@ -138,6 +138,7 @@ extension SQLiteListStore {
             update.bind(3, next.itemCount)
             update.bind(4, id)
             try update.run()
+            guard db.changesCount == 1 else { throw StoreError.write(path, reason: "the list row vanished") }
         }
         listIDs.withLock { $0[list] = id }
 
