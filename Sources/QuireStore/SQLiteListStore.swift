@@ -30,6 +30,9 @@ public final class SQLiteListStore: ListStore {
     /// ``ListStore/answersAtOnce``).
     public var answersAtOnce: Bool { path == Self.inMemoryPath }
 
+    /// `true` for a file: a commit waits on its sync, on this machine's disk (see ``ListStore/syncsLocally``).
+    public var syncsLocally: Bool { path != Self.inMemoryPath }
+
     /// Opens (or creates) the database at `path` and brings its schema up to date.
     ///
     /// A missing folder is created. An existing file is never overwritten: one that cannot be read, is not

@@ -370,3 +370,67 @@ struct StoreWriteTests {
         #expect(service.registry.version(of: "slow")?.sectionIDs == ["s"])
     }
 }
+
+extension StoreWriteTests {
+    @Test(
+        "a write of a store on this machine's disk is made on the receiving thread when nothing else writes; otherwise, or after a slow one, on its lane"
+    )
+    func aloneOnTheReceivingThread() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quire-alone-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try SQLiteListStore(path: folder.appendingPathComponent("quire.sqlite").path).syncsLocally)
+        #expect(try !SQLiteListStore(path: SQLiteListStore.inMemoryPath).syncsLocally)
+        #expect(!GatedStore().syncsLocally, "a decorator that may wait keeps its writes on lanes")
+
+        let writes = StoreWrites()
+        let ok = Reply.response(Response(status: 200))
+        let caller = Thread.current
+        var ranHere = false
+        #expect(
+            try writes.alone { () throws(Problem) -> Reply in
+                ranHere = Thread.current == caller
+                return ok
+            } != nil)
+        #expect(ranHere)
+
+        // A write on a lane: the next one queues behind it there, rather than wait on the disk on this thread.
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        _ = writes.deferred(list: "busy") {
+            release.wait()
+            done.signal()
+            return Response(status: 200)
+        }
+        #expect(try writes.alone { () throws(Problem) -> Reply in ok } == nil)
+        release.signal()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        writes.waitUntilIdle()
+
+        // One write made alone at a time: a second caller meanwhile goes to its lane.
+        let inside = DispatchSemaphore(value: 0)
+        let leave = DispatchSemaphore(value: 0)
+        let first = Thread {
+            _ = try? writes.alone { () throws(Problem) -> Reply in
+                inside.signal()
+                leave.wait()
+                return ok
+            }
+        }
+        first.start()
+        #expect(inside.wait(timeout: .now() + 30) == .success)
+        #expect(try writes.alone { () throws(Problem) -> Reply in ok } == nil)
+        leave.signal()
+
+        // A slow one (a disk stall) sends the next writes to lanes for a while.
+        var slowMade = false
+        for _ in 0..<1000 where !slowMade {
+            slowMade =
+                try writes.alone { () throws(Problem) -> Reply in
+                    Thread.sleep(forTimeInterval: 0.01)
+                    return ok
+                } != nil
+        }
+        #expect(slowMade)
+        #expect(try writes.alone { () throws(Problem) -> Reply in ok } == nil)
+    }
+}

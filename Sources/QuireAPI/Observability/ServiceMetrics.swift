@@ -367,6 +367,9 @@ struct TimedListStore: ListStoreDecorator {
     /// The store's own: timing a commit makes it wait on nothing.
     var answersAtOnce: Bool { base.answersAtOnce }
 
+    /// The store's own, as `answersAtOnce`.
+    var syncsLocally: Bool { base.syncsLocally }
+
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
     {

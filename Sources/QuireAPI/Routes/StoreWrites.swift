@@ -40,6 +40,16 @@ final class StoreWrites: Sendable {
     private let nextReadLane = Atomic<Int>(0)
     /// The writes queued or running.
     private let running = DispatchGroup()
+    /// The writes queued or running on lanes.
+    private let onLanes = Atomic<Int>(0)
+    /// Whether a write is being made by ``alone(_:)`` now.
+    private let aloneUnderWay = Atomic<Bool>(false)
+    /// Until when (`DispatchTime` uptime, ns) ``alone(_:)`` passes writes to their lanes: a slow sync was seen.
+    private let aloneBarredUntil = Atomic<UInt64>(0)
+    /// A write made alone that took longer than this bars the next ones from the receiving thread for
+    /// ``aloneBar``: the disk is slow (a stall, another process's I/O), and its waits belong on lanes.
+    static let aloneLimit: Duration = .milliseconds(5)
+    static let aloneBar: Duration = .seconds(10)
     private let isShuttingDown = Atomic<Bool>(false)
 
     /// New writes are refused from now on (the service is shutting down).
@@ -69,12 +79,38 @@ final class StoreWrites: Sendable {
         if let refusal = writeRefusal { return refusal }
         let outcome = Outcome()
         let pending = PendingResponse(onShutdown: { outcome.wait() })
+        onLanes.add(1, ordering: .relaxed)
         lanes[Self.lane(of: list)].async(group: running) {
             let response = write()
+            self.onLanes.subtract(1, ordering: .relaxed)
             outcome.set(response)
             pending.resume(with: response)
         }
         return .deferred(pending)
+    }
+
+    /// The reply of `write`, made at once on the calling thread (libmicrohttpd's) when no other write is queued or
+    /// running and no write made so was slow in the last ``aloneBar``; `nil` otherwise (the caller hands it to its
+    /// lane). For a store that waits only on this machine's disk (``ListStore/syncsLocally``): a lone producer's
+    /// write then waits on its sync and nothing else, where a lane costs two thread wake-ups (measured: a third of
+    /// a lone write's time, docs/performance.md). At most one write at a time is made so, so at most one of libmicrohttpd's threads
+    /// waits on the disk, for one commit (the lanes exist so that a store that stops answering holds up no
+    /// connection but its writes'); once a busy producer overlaps its writes, they all go to lanes and share syncs
+    /// (group commit).
+    func alone(_ write: () throws(Problem) -> Reply) throws(Problem) -> Reply? {
+        guard onLanes.load(ordering: .relaxed) == 0,
+            DispatchTime.now().uptimeNanoseconds >= aloneBarredUntil.load(ordering: .relaxed),
+            aloneUnderWay.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        else { return nil }
+        defer { aloneUnderWay.store(false, ordering: .releasing) }
+        let started = ContinuousClock.now
+        defer {
+            if ContinuousClock.now - started > Self.aloneLimit {
+                let bar = UInt64(Self.aloneBar.components.seconds) * 1_000_000_000
+                aloneBarredUntil.store(DispatchTime.now().uptimeNanoseconds + bar, ordering: .relaxed)
+            }
+        }
+        return try immediate(write)
     }
 
     /// The reply of `write`, made at once on the calling thread (libmicrohttpd's): for a store that answers every

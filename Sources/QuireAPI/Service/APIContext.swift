@@ -119,11 +119,13 @@ final class APIContext: Sendable {
 
     /// The reply of a write route's `handler`, made on the lane of the route's `{list}` (``StoreWrites``): a
     /// problem it throws is its answer, as the router would have made it. Made at once on this thread when the
-    /// store answers at once (``ListRegistry/storeAnswersAtOnce``): nothing can hold the thread then.
+    /// store answers at once (``ListRegistry/storeAnswersAtOnce``): nothing can hold the thread then; and when it
+    /// waits only on this machine's disk and no other write is under way (``StoreWrites/alone(_:)``).
     private func offloaded(
         _ parameters: RouteParameters, _ handler: @escaping @Sendable () throws(Problem) -> Reply
     ) throws(Problem) -> Reply {
         if registry.storeAnswersAtOnce { return try storeWrites.immediate(handler) }
+        if registry.storeSyncsLocally, let reply = try storeWrites.alone(handler) { return reply }
         return storeWrites.deferred(list: parameters["list"] ?? "") {
             do throws(Problem) {
                 switch try handler() {

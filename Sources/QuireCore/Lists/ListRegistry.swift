@@ -105,6 +105,9 @@ public final class ListRegistry: Sendable {
     /// but another write of its list, which holds that list's lock for microseconds.
     public var storeAnswersAtOnce: Bool { store.answersAtOnce }
 
+    /// Whether the store waits on nothing but this machine's disk (``ListStore/syncsLocally``).
+    public var storeSyncsLocally: Bool { store.syncsLocally }
+
     /// The lists with a write lock now: those held, and those being loaded or written (for tests).
     var lockCount: Int { writers.withLock { $0.count } }
 

@@ -76,6 +76,12 @@ public protocol ListStore: Sendable {
     /// for ``InMemoryListStore``. The service makes the writes of such a store on the thread that received them,
     /// instead of handing each to a lane of its own and back, which cost more than the write.
     var answersAtOnce: Bool { get }
+
+    /// Whether a call waits on nothing but this machine's disk (a sync of a local file), never on a database or
+    /// another machine: `false` but for a SQLite file. The service makes a write of such a store that finds no
+    /// other write under way on the thread that received it, instead of handing it to a lane and back (two
+    /// thread wake-ups, a third of a lone write's time).
+    var syncsLocally: Bool { get }
 }
 
 extension ListStore {
@@ -90,6 +96,8 @@ extension ListStore {
     public var keepsLists: Bool { true }
 
     public var answersAtOnce: Bool { false }
+
+    public var syncsLocally: Bool { false }
 }
 
 /// A store that keeps nothing: lists live only in the registry's memory, and so do the last versions of the
