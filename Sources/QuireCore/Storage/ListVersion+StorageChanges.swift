@@ -42,6 +42,10 @@ private struct StorageWalk {
 
     mutating func compareSections() {
         guard old.sections.root !== new.sections.root else { return }
+        if keepsLabels {
+            compareSectionsByLabels()
+            return
+        }
         let oldSections = old.sections.values
         let newSections = new.sections.values
         var oldRanks: [Int32: Int] = [:]
@@ -91,6 +95,78 @@ private struct StorageWalk {
             if previous !== section {
                 compare(previous?.items, section.items, in: .section(section.id))
             }
+        }
+        if let run { changes.placedSections.append(run) }
+    }
+
+    /// ``compareSections()`` for versions made by ops: both versions' sections merged in label order, as
+    /// ``compareByLabels(_:_:in:)`` merges items.
+    private mutating func compareSectionsByLabels() {
+        func entries(_ version: ListVersion) -> [(label: OrderLabel, section: SectionNode)] {
+            var entries: [(label: OrderLabel, section: SectionNode)] = []
+            entries.reserveCapacity(version.sectionCount)
+            version.sections.forEach { label, section in
+                entries.append((label, section))
+                return true
+            }
+            return entries
+        }
+        let oldEntries = entries(old)
+        var oldIndex = 0
+        func depart(_ section: SectionNode) {
+            // A section still in the list moved: the new side writes its row where it now is.
+            guard new.sectionIndex.value(for: section.key) == nil else { return }
+            changes.removedSections.append(section.id)
+            section.items.forEach { _, item in
+                self.depart(item)
+                return true
+            }
+        }
+        var run: StorageChanges.SectionRun?
+        var lastKept: String?
+        new.sections.forEach { label, section in
+            while oldIndex < oldEntries.count, oldEntries[oldIndex].label < label {
+                depart(oldEntries[oldIndex].section)
+                oldIndex += 1
+            }
+            var previous: SectionNode?
+            var isKept = false
+            if oldIndex < oldEntries.count, oldEntries[oldIndex].label == label {
+                let entry = oldEntries[oldIndex].section
+                oldIndex += 1
+                if entry.key == section.key {
+                    previous = entry
+                    isKept = true
+                } else {
+                    depart(entry)
+                }
+            }
+            let row = StorageChanges.Section(id: section.id, header: section.header, footer: section.footer)
+            if isKept {
+                if var open = run {
+                    open.before = section.id
+                    changes.placedSections.append(open)
+                    run = nil
+                }
+                lastKept = section.id
+                if let previous, previous !== section,
+                    previous.header != section.header || previous.footer != section.footer
+                {
+                    changes.updatedSections.append(row)
+                }
+            } else {
+                previous = old.section(key: section.key)
+                if run == nil { run = StorageChanges.SectionRun(after: lastKept, before: nil, sections: []) }
+                run!.sections.append(row)
+            }
+            if previous !== section {
+                compare(previous?.items, section.items, in: .section(section.id))
+            }
+            return true
+        }
+        while oldIndex < oldEntries.count {
+            depart(oldEntries[oldIndex].section)
+            oldIndex += 1
         }
         if let run { changes.placedSections.append(run) }
     }
