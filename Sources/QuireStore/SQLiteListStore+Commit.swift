@@ -140,7 +140,10 @@ extension SQLiteListStore {
             try update.run()
             guard db.changesCount == 1 else { throw StoreError.write(path, reason: "the list row vanished") }
         }
-        listIDs.withLock { $0[list] = id }
+        listIDs.withLock { ids in
+            if ids.count >= Self.listIDLimit, ids[list] == nil { ids.removeAll(keepingCapacity: true) }
+            ids[list] = id
+        }
 
         // Old rows go first, so that new positions never meet a stale one.
         let deleteSection = try RawStatement(db, "DELETE FROM section WHERE list = ? AND id = ?")

@@ -12,8 +12,8 @@ import Synchronization
 /// the API's contract does not allow.) A transaction that did not commit leaves nothing behind: SQLite
 /// ignores WAL frames that no commit record closes.
 ///
-/// A write stores only what changed (``ListVersion/storageChanges(since:keepsLabels:)``): one item written into a list of
-/// 100,000 writes one row, plus the list's version.
+/// A write stores only what changed (``ListVersion/storageChanges(since:keepsLabels:)``): one item written into a
+/// list of 100,000 writes one row, plus the list's version.
 public final class SQLiteListStore: ListStore {
     /// The path that keeps everything in memory (tests that need no file).
     public static let inMemoryPath = ":memory:"
@@ -23,8 +23,10 @@ public final class SQLiteListStore: ListStore {
     let database: DatabaseQueue
     /// Where commits wait for each other's company (``GroupCommit``).
     let group: GroupCommit
-    /// The row id of each list written since the store opened, so that a write updates its list's row by id.
+    /// The row ids of lists written lately, so that a write updates its list's row by id (an id missing here is
+    /// read). At most ``listIDLimit``: the store may hold far more lists than are written.
     let listIDs = Mutex<[String: Int64]>([:])
+    static let listIDLimit = 65_536
 
     /// `true` for `:memory:`: a commit writes no file and waits on nothing but the CPU work of its batch (see
     /// ``ListStore/answersAtOnce``).
