@@ -13,7 +13,8 @@ import Synchronization
 /// - **Conditional commits**: a commit locks its list's row (`SELECT … FOR UPDATE`) and goes on only if
 ///   the stored version is the one the write was built on; otherwise it throws ``StoreConflict`` and the
 ///   registry replays the other instance's changes and builds the write again. Two instances can never
-///   both commit version *n* of a list.
+///   both commit version *n* of a list. The locks, the check and the writes are one call of a function of
+///   the schema (``commitFunction``), most often outside any transaction: a write is one or two statements.
 /// - **The log**: every commit records the write itself (``ListWrite``) at a position taken from a sequence
 ///   (`quire_log_position`) once the list is locked, so that one list's positions grow in its commit order;
 ///   another instance replays the write on the version it holds instead of reloading the list. Positions of
@@ -153,6 +154,7 @@ public final class PostgresListStore: ListStore {
             END IF;
         END $$
         """,
+        commitFunction,
         "COMMIT",
     ]
 
