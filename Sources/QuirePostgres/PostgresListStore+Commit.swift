@@ -12,8 +12,9 @@ extension PostgresListStore {
     /// changed, the list's version, and the write in the log, in one transaction.
     ///
     /// The first attempt is one call of ``commitFunction`` outside any transaction (the call is the transaction),
-    /// after one read of the kept siblings' positions when new rows go between them. When the list is not at
-    /// `previous`, the call writes nothing and the write goes on in a transaction that locks the list
+    /// after one read of the kept siblings' positions when new rows go between siblings whose positions the list's
+    /// last commit here did not leave known (``KnownPositions``). When the list is not at `previous`, the call
+    /// writes nothing and the write goes on in a transaction that locks the list
     /// (``lockList(_:expecting:beginning:on:)``), kept open for the write made again after the replay: there the
     /// same call writes, and `COMMIT` commits.
     ///
@@ -91,6 +92,7 @@ extension PostgresListStore {
             }
             committing = true
             _ = try connection.query("COMMIT", logger: logger).wait(within: patience)
+            forgetPositions(of: list)
             connections.release(connection)
             notifier.announce(list, position: logged)
             return logged
@@ -136,7 +138,7 @@ extension PostgresListStore {
     }
 
     /// Stores `request` with one call of ``commitFunction``, after reading the kept siblings' positions when new
-    /// rows go between them (``placements(of:on:locked:)``).
+    /// rows go between them and they are not known (``placements(of:on:locked:)``).
     ///
     /// - Parameters:
     ///   - locked: whether `connection` is in a transaction that holds the list locked at the expected version.
@@ -153,7 +155,12 @@ extension PostgresListStore {
         guard let answer = rows.first else {
             throw PostgresStoreError("list \"\(request.list)\": quire_commit answered no row")
         }
-        return answer
+        guard let position = answer else {
+            forgetPositions(of: request.list)
+            return nil
+        }
+        remember(placements, of: request, at: position)
+        return position
     }
 
     /// Ends a write of `list` that lost a race and then did not commit (its rebuilt write was refused): the

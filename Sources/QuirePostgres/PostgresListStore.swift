@@ -36,6 +36,8 @@ public final class PostgresListStore: ListStore {
     /// writes again (``commit(list:previous:next:write:)``) or gives up (``endWrite(list:)``). The registry
     /// holds the list's own lock meanwhile, so one thread at a time uses each.
     let heldLocks = Mutex<[String: PostgresConnection]>([:])
+    /// Stored positions of rows each list's last commit here placed, so that the next write there needs no read.
+    let knownPositions = Mutex<[String: KnownPositions]>([:])
     /// Tells the other instances of each commit, once it is made.
     let notifier: PostgresNotifier
     /// What this store's notifications carry first: its change feed passes over them.
