@@ -32,13 +32,14 @@
                                                      write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
-  scripts/bench.py writes [--seconds S] [--connections C] [--no-postgres]
+  scripts/bench.py writes [--seconds S] [--connections C] [--no-postgres | --only-postgres]
                                                      64 producers inserting one item at a time into 1,000 lists (wrk,
                                                      bench/writes.lua): acknowledged writes/s on the in-memory store
                                                      and on SQLite, beside page reads/s of the same server, the
                                                      disk's one-at-a-time fdatasync rate, and a lone producer's
                                                      latency against one fdatasync; then on PostgreSQL (its own
                                                      server, scripts/pg-local) beside pgbench -N with as many clients
+                                                     (--only-postgres: that row alone)
   scripts/bench.py filters                           filtered sessions (API.md 4d): a 1-item write with 1,000 sessions
                                                      on 1,000 equality filters vs none; 10,000 long polls over 100
                                                      filters, one write touching all; a session on a new filter of a
@@ -1344,8 +1345,8 @@ def writes(options):
         process.wait(timeout=30)
         return rate, pages, lone_p50, lone_p99
 
-    results = {store: producers({"QUIRE_STORAGE_PATH": store})
-               for store in (":memory:", os.path.join(folder, "quire.sqlite"))}
+    stores = () if options.only_postgres else (":memory:", os.path.join(folder, "quire.sqlite"))
+    results = {store: producers({"QUIRE_STORAGE_PATH": store}) for store in stores}
     postgres = None
     if not options.no_postgres:
         # PostgreSQL of its own (scripts/pg-local), pgbench's simple-update load with as many clients, then Quire's
@@ -1367,18 +1368,20 @@ def writes(options):
             postgres = (rate, tps)
         finally:
             subprocess.run([pg_local, "remove", pg_dir], capture_output=True)
-    memory, sqlite = results[":memory:"], results[os.path.join(folder, "quire.sqlite")]
-    rows = [
-        ("in-memory store: writes/s ÷ page reads/s (same server)",
-         f"{memory[0]:,.0f} / {memory[1]:,.0f} = {memory[0] / memory[1]:.3f}", ">= 0.2", memory[0] / memory[1] >= 0.2),
-        ("SQLite: writes/s ÷ the in-memory store's writes/s",
-         f"{sqlite[0]:,.0f} / {memory[0]:,.0f} = {sqlite[0] / memory[0]:.2f}", ">= 0.8", sqlite[0] / memory[0] >= 0.8),
-        ("SQLite: writes/s ÷ the disk's one-at-a-time fdatasync/s",
-         f"{sqlite[0]:,.0f} / {syncs:,.0f} = {sqlite[0] / syncs:.2f}", ">= 2", sqlite[0] / syncs >= 2),
-        ("one producer alone on SQLite: p50 latency ÷ one fdatasync",
-         f"{sqlite[2]:.3f} / {sync_ms:.3f} ms = {sqlite[2] / sync_ms:.2f} (p99 {sqlite[3]:.2f} ms)", "<= 1.5",
-         sqlite[2] / sync_ms <= 1.5),
-    ]
+    rows = []
+    if results:
+        memory, sqlite = results[":memory:"], results[os.path.join(folder, "quire.sqlite")]
+        rows += [
+            ("in-memory store: writes/s ÷ page reads/s (same server)",
+             f"{memory[0]:,.0f} / {memory[1]:,.0f} = {memory[0] / memory[1]:.3f}", ">= 0.2", memory[0] / memory[1] >= 0.2),
+            ("SQLite: writes/s ÷ the in-memory store's writes/s",
+             f"{sqlite[0]:,.0f} / {memory[0]:,.0f} = {sqlite[0] / memory[0]:.2f}", ">= 0.8", sqlite[0] / memory[0] >= 0.8),
+            ("SQLite: writes/s ÷ the disk's one-at-a-time fdatasync/s",
+             f"{sqlite[0]:,.0f} / {syncs:,.0f} = {sqlite[0] / syncs:.2f}", ">= 2", sqlite[0] / syncs >= 2),
+            ("one producer alone on SQLite: p50 latency ÷ one fdatasync",
+             f"{sqlite[2]:.3f} / {sync_ms:.3f} ms = {sqlite[2] / sync_ms:.2f} (p99 {sqlite[3]:.2f} ms)", "<= 1.5",
+             sqlite[2] / sync_ms <= 1.5),
+        ]
     if postgres:
         (rate, _, p50, p99), tps = postgres
         rows.append((f"PostgreSQL: writes/s ÷ pgbench -N -c {options.connections} on the same server",
@@ -1640,7 +1643,10 @@ def main():
     wr = commands.add_parser("writes")
     wr.add_argument("--seconds", type=int, default=8)
     wr.add_argument("--connections", type=int, default=64)
-    wr.add_argument("--no-postgres", action="store_true", help="leave out the PostgreSQL row (and pgbench)")
+    only = wr.add_mutually_exclusive_group()
+    only.add_argument("--no-postgres", action="store_true", help="leave out the PostgreSQL row (and pgbench)")
+    only.add_argument("--only-postgres", action="store_true",
+                      help="the PostgreSQL row alone (no in-memory or SQLite run)")
     ws = commands.add_parser("working-set")
     ws.add_argument("--lists", type=int, default=100_000)
     ws.add_argument("--items", type=int, default=100)

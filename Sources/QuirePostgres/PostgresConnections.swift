@@ -163,9 +163,11 @@ final class PostgresConnections: Sendable {
     }
 
     /// Gives back a connection after `error`: a server's refusal of a statement leaves the connection
-    /// usable once its transaction is rolled back; anything else (the connection failed) closes it.
-    func discard(_ connection: PostgresConnection, after error: any Error) {
-        if let error = error as? PSQLError, error.code == .server, !connection.isClosed,
+    /// usable once its transaction is rolled back; anything else (the connection failed) closes it, and so does
+    /// any error when `reusable` is false (one that ran prepared statements: see
+    /// ``PostgresConnection/rows(of:logger:)``).
+    func discard(_ connection: PostgresConnection, after error: any Error, reusable: Bool = true) {
+        if reusable, let error = error as? PSQLError, error.code == .server, !connection.isClosed,
             (try? connection.query("ROLLBACK", logger: logger).wait(within: patience)) != nil
         {
             release(connection)

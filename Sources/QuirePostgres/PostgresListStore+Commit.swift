@@ -8,98 +8,160 @@ import Synchronization
 struct VersionMismatch: Error {}
 
 extension PostgresListStore {
-    /// Stores `next` on top of `previous`, in one transaction, if the stored list is still at `previous`
-    /// (see the type): the rows that changed, the list's version, and the write in the log.
+    /// Stores `next` on top of `previous` if the stored list is still at `previous` (see the type): the rows that
+    /// changed, the list's version, and the write in the log, in one transaction.
+    ///
+    /// The first attempt is one call of ``commitFunction`` outside any transaction (the call is the transaction),
+    /// after one read of the kept siblings' positions when new rows go between siblings whose positions the list's
+    /// last commit here did not leave known (``KnownPositions``). When the list is not at `previous`, the call
+    /// writes nothing and the write goes on in a transaction that locks the list
+    /// (``lockList(_:expecting:beginning:on:)``), kept open for the write made again after the replay: there the
+    /// same call writes, and `COMMIT` commits.
     ///
     /// - Returns: the commit's log position.
     /// - Throws: ``StoreConflict`` when another instance committed the list first; ``PostgresStoreError``
-    ///   when the write cannot be logged (`write` is `nil`) or the database fails. Nothing is stored then.
+    ///   when the write cannot be logged (`write` is `nil`) or the database fails; `StoreOutcomeUnknown` when
+    ///   the connection failed while committing. Nothing is stored otherwise.
     public func commit(
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
     ) throws -> Int64? {
         guard let write else {
             throw PostgresStoreError("a write that is not a ListWrite cannot be replayed by other instances")
         }
-        let changes = next.storageChanges(since: previous, keepsLabels: write.keepsLabels)
         let (kind, body) = write.logged
-        return try transaction(list: list, creating: previous == nil) { connection, beginning in
-            try lockList(
-                list, expecting: previous.map { ($0.version, position) }, beginning: beginning, on: connection)
-            if previous == nil {
-                try checkCreation(of: list, numbered: next.version, on: connection)
-                try deleteRows(of: list, on: connection)
-            }
-            let written = try writeRows(changes, list: list, on: connection)
-            let appended = append(
-                list: list, version: next.version, kind: kind, body: ByteBuffer(bytes: body),
-                sizes: (next.sectionCount, next.itemCount), isNew: previous == nil, on: connection)
-            try waitAll(written)
-            return try logPosition(appended, list: list)
-        }
-    }
-
-    /// Removes `list` if it is still at `previous`, and logs the delete.
-    public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
-        try transaction(list: list, creating: false) { connection, beginning in
-            try lockList(list, expecting: (previous.version, position), beginning: beginning, on: connection)
-            try deleteRows(of: list, on: connection)
-            _ = try connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger).wait(
-                within: patience)
-            let retired = Int64(bitPattern: previous.version)
-            _ = try connection.query(
-                """
-                INSERT INTO quire_retired (name, version) VALUES (\(list), \(retired))
-                ON CONFLICT (name) DO UPDATE SET version = greatest(quire_retired.version, excluded.version)
-                """,
-                logger: logger
-            ).wait(within: patience)
-            return try logPosition(
-                append(
-                    list: list, version: previous.version, kind: "delete", body: nil, sizes: nil, isNew: false,
-                    on: connection),
-                list: list)
-        }
-    }
-
-    /// Runs `body` in a transaction, or in the transaction a conflict left open on this list (whose row
-    /// lock this instance holds, so this attempt cannot lose again). A unique violation while creating a
-    /// list means another instance created it first.
-    private func transaction(
-        list: String, creating: Bool, _ body: (PostgresConnection, _ beginning: Bool) throws -> Int64
-    ) throws -> Int64 {
+        let request = CommitRequest(
+            list: list, expected: previous.map { ($0.version, position) }, version: next.version, kind: kind,
+            body: body, sizes: (next.sectionCount, next.itemCount),
+            changes: next.storageChanges(since: previous, keepsLabels: write.keepsLabels))
         let held = heldLocks.withLock { $0.removeValue(forKey: list) }
         let connection = try held ?? connections.acquire()
         var committing = false
         do {
-            let position = try body(connection, held == nil)
+            if held == nil, let position = try store(request, on: connection, locked: false, committing: &committing) {
+                connections.release(connection)
+                notifier.announce(list, position: position)
+                return position
+            }
+            committing = false
+            try lockList(list, expecting: request.expected, beginning: held == nil, on: connection)
+            guard let position = try store(request, on: connection, locked: true, committing: &committing) else {
+                throw VersionMismatch()
+            }
             committing = true
             _ = try connection.query("COMMIT", logger: logger).wait(within: patience)
             connections.release(connection)
             notifier.announce(list, position: position)
             return position
-        } catch is VersionMismatch {
-            // Keep the transaction and the row lock: the registry replays what the other instance wrote
-            // (on this connection) and makes its write again here, with no one else able to commit between.
-            heldLocks.withLock { $0[list] = connection }
-            throw StoreConflict(list: list)
         } catch {
-            connections.discard(connection, after: error)
-            // A unique violation: another instance created the list first; a deadlock or serialization
-            // failure: PostgreSQL chose this transaction to lose a race. Both are conflicts to replay and retry.
-            let state = PostgresConnections.sqlState(of: error)
-            if (creating && state == "23505") || state == "40P01" || state == "40001" {
-                throw StoreConflict(list: list)
-            }
-            // COMMIT sent and no answer from the server (the connection failed, or the deadline passed): the
-            // transaction may have committed. An error the server reported means it rolled back.
-            if committing && state == nil {
-                throw StoreOutcomeUnknown(
-                    "committing list \"\(list)\": \(PostgresConnections.describe(error)); the commit may have been made"
-                )
-            }
-            if let error = error as? PostgresStoreError { throw error }
-            throw PostgresStoreError("writing list \"\(list)\": \(PostgresConnections.describe(error))")
+            throw settle(
+                error, list: list, on: connection, creating: previous == nil, committing: committing, prepared: true)
         }
+    }
+
+    /// Removes `list` if it is still at `previous`, and logs the delete.
+    public func delete(list: String, previous: ListVersion, at position: Int64) throws -> Int64? {
+        let held = heldLocks.withLock { $0.removeValue(forKey: list) }
+        let connection = try held ?? connections.acquire()
+        var committing = false
+        do {
+            try lockList(list, expecting: (previous.version, position), beginning: held == nil, on: connection)
+            let version = Int64(bitPattern: previous.version)
+            let answers = [
+                connection.query("DELETE FROM quire_item WHERE list = \(list)", logger: logger),
+                connection.query("DELETE FROM quire_section WHERE list = \(list)", logger: logger),
+                connection.query("DELETE FROM quire_list WHERE name = \(list)", logger: logger),
+                connection.query(
+                    """
+                    INSERT INTO quire_retired (name, version) VALUES (\(list), \(version))
+                    ON CONFLICT (name) DO UPDATE SET version = greatest(quire_retired.version, excluded.version)
+                    """,
+                    logger: logger),
+                connection.query(
+                    """
+                    INSERT INTO quire_log (position, list, version, kind, body, committed_at)
+                    VALUES (nextval('quire_log_position'), \(list), \(version), 'delete', NULL,
+                        extract(epoch from clock_timestamp()))
+                    RETURNING position
+                    """,
+                    logger: logger),
+            ]
+            // Sent without waiting for each answer (the connection runs them in order), and waited for in that order:
+            // an error aborts the transaction and fails every statement after it, so the first error is thrown.
+            for answer in answers.dropLast() { _ = try answer.wait(within: patience) }
+            guard let logged = try answers.last?.wait(within: patience).first?.decode(Int64.self) else {
+                throw PostgresStoreError("list \"\(list)\": the log gave no position")
+            }
+            committing = true
+            _ = try connection.query("COMMIT", logger: logger).wait(within: patience)
+            forgetPositions(of: list)
+            connections.release(connection)
+            notifier.announce(list, position: logged)
+            return logged
+        } catch {
+            throw settle(
+                error, list: list, on: connection, creating: false, committing: committing, prepared: false)
+        }
+    }
+
+    /// What a write that failed with `error` on `connection` throws, once the connection is dealt with. A version
+    /// mismatch keeps the transaction and the row lock: the registry replays what the other instance wrote (on
+    /// this connection) and makes its write again here, with no one else able to commit between. Any other
+    /// error gives the connection back rolled back, or closes it.
+    ///
+    /// - Parameters:
+    ///   - creating: whether the write creates the list: a unique violation then means another instance created
+    ///     it first.
+    ///   - committing: whether the statement that commits was sent.
+    ///   - prepared: whether the write ran prepared statements on `connection` (then it is closed).
+    private func settle(
+        _ error: any Error, list: String, on connection: PostgresConnection, creating: Bool, committing: Bool,
+        prepared: Bool
+    ) -> any Error {
+        if error is VersionMismatch {
+            heldLocks.withLock { $0[list] = connection }
+            return StoreConflict(list: list)
+        }
+        connections.discard(connection, after: error, reusable: !prepared)
+        // A unique violation: another instance created the list first; a deadlock or serialization failure:
+        // PostgreSQL chose this transaction to lose a race. Both are conflicts to replay and retry.
+        let state = PostgresConnections.sqlState(of: error)
+        if (creating && state == "23505") || state == "40P01" || state == "40001" {
+            return StoreConflict(list: list)
+        }
+        // The commit sent and no answer from the server (the connection failed, or the deadline passed): it may
+        // have been made. An error the server reported means it rolled back.
+        if committing && state == nil {
+            return StoreOutcomeUnknown(
+                "committing list \"\(list)\": \(PostgresConnections.describe(error)); the commit may have been made")
+        }
+        if let error = error as? PostgresStoreError { return error }
+        return PostgresStoreError("writing list \"\(list)\": \(PostgresConnections.describe(error))")
+    }
+
+    /// Stores `request` with one call of ``commitFunction``, after reading the kept siblings' positions when new
+    /// rows go between them and they are not known (``placements(of:on:locked:)``).
+    ///
+    /// - Parameters:
+    ///   - locked: whether `connection` is in a transaction that holds the list locked at the expected version.
+    ///     Outside one, a kept sibling not found may be another instance's commit since the write was built: that
+    ///     is left to the locked attempt; and the call is the commit (`committing` is set before it is sent).
+    /// - Returns: the log position, or `nil` when the list is not at the expected version (nothing written).
+    private func store(
+        _ request: CommitRequest, on connection: PostgresConnection, locked: Bool, committing: inout Bool
+    ) throws -> Int64? {
+        guard let placements = try placements(of: request, on: connection, locked: locked) else { return nil }
+        committing = !locked
+        let call = request.call(placing: placements.positions)
+        let rows = try connection.rows(of: call, logger: logger).wait(within: patience)
+        guard let answer = rows.first else {
+            throw PostgresStoreError("list \"\(request.list)\": quire_commit answered no row")
+        }
+        guard let position = answer else {
+            forgetPositions(of: request.list)
+            return nil
+        }
+        remember(placements, of: request, at: position)
+        return position
     }
 
     /// Ends a write of `list` that lost a race and then did not commit (its rebuilt write was refused): the
@@ -146,181 +208,4 @@ extension PostgresListStore {
         default: throw VersionMismatch()
         }
     }
-
-    /// Under the name's advisory lock (``lockList(_:expecting:on:)``), for a list created: that its first
-    /// version goes on from the last one of a list of that name deleted before (another instance may have
-    /// created and deleted it since this one read that number: a conflict, whose replay brings the number), and
-    /// forgets that number.
-    private func checkCreation(of list: String, numbered version: UInt64, on connection: PostgresConnection) throws {
-        let retired = try retiredVersion(of: list, on: connection)
-        guard retired > 0 else { return }
-        // Checked before anything is deleted: the transaction stays open for the write made again.
-        guard retired < version else { throw VersionMismatch() }
-        _ = try connection.query("DELETE FROM quire_retired WHERE name = \(list)", logger: logger).wait(
-            within: patience)
-    }
-
-    /// Logs the change at the sequence's next position (the list is locked: its positions grow in its commit
-    /// order) and sets the list's row to that position (`currval`, the same session's last `nextval`) with the
-    /// version and `sizes` as of that version (`nil` for a delete, whose row is gone). Sent and not waited for:
-    /// the log's answer carries the position (``logPosition(_:list:)``).
-    ///
-    /// - Returns: the log's answer, and the list row's.
-    private func append(
-        list: String, version: UInt64, kind: String, body: ByteBuffer?, sizes: (sections: Int, items: Int)?,
-        isNew: Bool, on connection: PostgresConnection
-    ) -> [EventLoopFuture<PostgresQueryResult>] {
-        let stored = Int64(bitPattern: version)
-        let logged = connection.query(
-            """
-            INSERT INTO quire_log (position, list, version, kind, body, committed_at)
-            VALUES (nextval('quire_log_position'), \(list), \(stored), \(kind), \(body), extract(epoch from clock_timestamp()))
-            RETURNING position
-            """,
-            logger: logger)
-        guard let (sections, items) = sizes.map({ (Int64($0.sections), Int64($0.items)) }) else { return [logged] }
-        let row: PostgresQuery =
-            isNew
-            // A plain insert: a list created meanwhile by another instance is a unique violation.
-            ? """
-            INSERT INTO quire_list (name, version, position, sections, items, sized_version)
-            VALUES (\(list), \(stored), currval('quire_log_position'), \(sections), \(items), \(stored))
-            """
-            : """
-            UPDATE quire_list SET version = \(stored), position = currval('quire_log_position'),
-                sections = \(sections), items = \(items), sized_version = \(stored)
-            WHERE name = \(list)
-            """
-        return [logged, connection.query(row, logger: logger)]
-    }
-
-    /// The log position `append`'s answers carry, once both are in.
-    private func logPosition(_ appended: [EventLoopFuture<PostgresQueryResult>], list: String) throws -> Int64 {
-        let position = try appended[0].wait(within: patience).first?.decode(Int64.self)
-        for answer in appended.dropFirst() {
-            guard try answer.wait(within: patience).metadata.rows == 1 else {
-                throw PostgresStoreError("list \"\(list)\" has no row to update")
-            }
-        }
-        guard let position else { throw PostgresStoreError("list \"\(list)\": the log gave no position") }
-        return position
-    }
-
-    private func deleteRows(of list: String, on connection: PostgresConnection) throws {
-        _ = try connection.query("DELETE FROM quire_item WHERE list = \(list)", logger: logger).wait(within: patience)
-        _ = try connection.query("DELETE FROM quire_section WHERE list = \(list)", logger: logger).wait(
-            within: patience)
-    }
-
-    /// The rows that changed, as the SQLite store writes them: old rows first, so that new positions never
-    /// meet a stale one.
-    ///
-    /// The statements are sent one after another without waiting for each answer (the connection runs them in
-    /// order): the positions of the kept siblings new rows go between first, then every write. An error aborts
-    /// the transaction, and every statement after it fails too: the caller waits for the returned answers in
-    /// order (``waitAll(_:)``), so the first error is the one thrown.
-    ///
-    /// - Returns: the answers still to wait for.
-    private func writeRows(
-        _ changes: StorageChanges, list: String, on connection: PostgresConnection
-    ) throws -> [EventLoopFuture<PostgresQueryResult>] {
-        var anchors: [String: EventLoopFuture<PostgresQueryResult>] = [:]
-        func lookUp(_ id: String?, in rows: Rows) {
-            guard let id, anchors[rows.rawValue + "\0" + id] == nil else { return }
-            anchors[rows.rawValue + "\0" + id] = connection.query(
-                "SELECT position FROM \(unescaped: rows.rawValue) WHERE list = \(list) AND id = \(id)", logger: logger)
-        }
-        for run in changes.placedSections {
-            lookUp(run.after, in: .section)
-            lookUp(run.before, in: .section)
-        }
-        for run in changes.placedItems {
-            lookUp(run.after, in: .item)
-            lookUp(run.before, in: .item)
-        }
-        func position(of id: String?, in rows: Rows) throws -> [UInt8]? {
-            guard let id, let answer = anchors[rows.rawValue + "\0" + id] else { return nil }
-            guard let buffer = try answer.wait(within: patience).first?.decode(ByteBuffer.self) else {
-                throw PostgresStoreError("the stored rows of list \"\(list)\" lack \(rows) \"\(id)\"")
-            }
-            return Array(buffer.readableBytesView)
-        }
-        let sectionPositions = try changes.placedSections.map { run in
-            StoragePosition.between(
-                try position(of: run.after, in: .section), try position(of: run.before, in: .section),
-                count: run.sections.count)
-        }
-        let itemPositions = try changes.placedItems.map { run in
-            StoragePosition.between(
-                try position(of: run.after, in: .item), try position(of: run.before, in: .item), count: run.items.count)
-        }
-
-        var sent: [EventLoopFuture<PostgresQueryResult>] = []
-        for section in changes.removedSections {
-            sent.append(
-                connection.query("DELETE FROM quire_section WHERE list = \(list) AND id = \(section)", logger: logger))
-        }
-        for item in changes.removedItems + changes.movedItems {
-            sent.append(
-                connection.query("DELETE FROM quire_item WHERE list = \(list) AND id = \(item)", logger: logger))
-        }
-        for (run, positions) in zip(changes.placedSections, sectionPositions) {
-            for (section, position) in zip(run.sections, positions) {
-                let header = section.header.map { ByteBuffer(bytes: $0) }
-                let footer = section.footer.map { ByteBuffer(bytes: $0) }
-                sent.append(
-                    connection.query(
-                        """
-                        INSERT INTO quire_section (list, id, position, header, footer)
-                        VALUES (\(list), \(section.id), \(ByteBuffer(bytes: position)), \(header), \(footer))
-                        ON CONFLICT (list, id) DO UPDATE
-                        SET position = excluded.position, header = excluded.header, footer = excluded.footer
-                        """,
-                        logger: logger))
-            }
-        }
-        for section in changes.updatedSections {
-            let header = section.header.map { ByteBuffer(bytes: $0) }
-            let footer = section.footer.map { ByteBuffer(bytes: $0) }
-            sent.append(
-                connection.query(
-                    "UPDATE quire_section SET header = \(header), footer = \(footer) WHERE list = \(list) AND id = \(section.id)",
-                    logger: logger))
-        }
-        for (run, positions) in zip(changes.placedItems, itemPositions) {
-            let (nested, parent): (Int16, String) =
-                switch run.container {
-                case .section(let section): (0, section)
-                case .item(let item): (1, item)
-                }
-            for (item, position) in zip(run.items, positions) {
-                sent.append(
-                    connection.query(
-                        """
-                        INSERT INTO quire_item (list, nested, parent, position, id, body)
-                        VALUES (\(list), \(nested), \(parent), \(ByteBuffer(bytes: position)), \(item.id), \(ByteBuffer(bytes: item.body)))
-                        """,
-                        logger: logger))
-            }
-        }
-        for item in changes.updatedItems {
-            sent.append(
-                connection.query(
-                    "UPDATE quire_item SET body = \(ByteBuffer(bytes: item.body)) WHERE list = \(list) AND id = \(item.id)",
-                    logger: logger))
-        }
-        return sent
-    }
-
-    /// Waits for every answer, in the order the statements were sent (the first error is the one thrown).
-    private func waitAll(_ answers: [EventLoopFuture<PostgresQueryResult>]) throws {
-        for answer in answers { _ = try answer.wait(within: patience) }
-    }
-
-    /// Which rows a kept sibling's position is read from.
-    private enum Rows: String {
-        case section = "quire_section"
-        case item = "quire_item"
-    }
-
 }

@@ -13,7 +13,8 @@ import Synchronization
 /// - **Conditional commits**: a commit locks its list's row (`SELECT … FOR UPDATE`) and goes on only if
 ///   the stored version is the one the write was built on; otherwise it throws ``StoreConflict`` and the
 ///   registry replays the other instance's changes and builds the write again. Two instances can never
-///   both commit version *n* of a list.
+///   both commit version *n* of a list. The locks, the check and the writes are one call of a function of
+///   the schema (``commitFunction``), most often outside any transaction: a write is one or two statements.
 /// - **The log**: every commit records the write itself (``ListWrite``) at a position taken from a sequence
 ///   (`quire_log_position`) once the list is locked, so that one list's positions grow in its commit order;
 ///   another instance replays the write on the version it holds instead of reloading the list. Positions of
@@ -35,6 +36,8 @@ public final class PostgresListStore: ListStore {
     /// writes again (``commit(list:previous:next:write:)``) or gives up (``endWrite(list:)``). The registry
     /// holds the list's own lock meanwhile, so one thread at a time uses each.
     let heldLocks = Mutex<[String: PostgresConnection]>([:])
+    /// Stored positions of rows each list's last commit here placed, so that the next write there needs no read.
+    let knownPositions = Mutex<[String: KnownPositions]>([:])
     /// Tells the other instances of each commit, once it is made.
     let notifier: PostgresNotifier
     /// What this store's notifications carry first: its change feed passes over them.
@@ -153,6 +156,7 @@ public final class PostgresListStore: ListStore {
             END IF;
         END $$
         """,
+        commitFunction,
         "COMMIT",
     ]
 

@@ -511,7 +511,46 @@ extension PostgresStoreTests {
     }
 }
 
-/// A TCP proxy in front of the test server that, once armed, cuts the connection that sends the next COMMIT:
+extension PostgresStoreTests {
+    @Test("rows placed next to those the last commit placed, or between older ones, read back in the list's order")
+    func placementsReadBack() throws {
+        let database = try TestDatabase()
+        let (a, b) = (try Instance(database, follow: false), try Instance(database, follow: false))
+        func ops(_ ops: JSONValue...) -> ListWrite { .ops(["ops": .array(ops)]) }
+        func item(_ id: String) -> JSONValue { ["id": .string(id), "type": "t"] }
+        _ = try a.registry.write("l") { _ throws(ListRegistry.WriteError) in insertingList(["x"]) }
+        let steps: [(Instance, ListWrite)] = [
+            // Appends: after the row the last commit placed (known), then after one placed before that (read).
+            (a, insert("a1")), (a, insert("a2")),
+            (a, ops(["op": "insertItems", "section": "s", "items": [item("first")], "before": "x"])),
+            (a, ops(["op": "insertItems", "section": "s", "items": [item("m1"), item("m2")], "after": "a1"])),
+            (a, ops(["op": "insertItems", "section": "s", "items": [item("m3")], "after": "m2"])),
+            // Another instance's commit: what a knows of the list's positions no longer holds.
+            (b, insert("b1")),
+            (a, insert("a3")),
+            (a, ops(["op": "moveItem", "id": "first", "section": "s", "after": "a3"])),
+            (a, ops(["op": "insertSections", "sections": [["id": "t", "items": [item("t1")]]], "before": "s"])),
+            (a, ops(["op": "insertItems", "section": "t", "items": [item("t0")], "before": "t1"])),
+            (a, ops(["op": "moveSection", "id": "t", "after": "s"])),
+            (a, ops(["op": "updateSection", "id": "t", "header": ["type": "h"], "footer": ["type": "f"]])),
+            (a, ops(["op": "updateSection", "id": "t", "header": .null, "footer": ["type": "f2"]])),
+            (a, ops(["op": "insertItems", "parent": "a2", "items": [item("c1"), item("c2")]])),
+            (a, ops(["op": "insertItems", "parent": "a2", "items": [item("c0")], "before": "c1"])),
+            (a, ops(["op": "removeItems", "ids": ["m2"]], ["op": "updateItems", "items": [item("m1")]])),
+            (a, insert("a4")),
+        ]
+        for (instance, write) in steps {
+            _ = try instance.registry.write("l") { _ throws(ListRegistry.WriteError) in write }
+        }
+        let fresh = try Instance(database, follow: false)
+        let stored = try fresh.registry.loadedVersion(of: "l")
+        #expect(stored?.version == UInt64(steps.count + 1))
+        #expect(stored?.documentBytes == a.registry.version(of: "l")?.documentBytes)
+    }
+}
+
+/// A TCP proxy in front of the test server that, once armed, cuts the connection that sends the next commit (a
+/// `COMMIT`, or the store's commit function called outside a transaction, as the prepared statement `CommitCall`):
 /// after passing it on (PostgreSQL commits, the client never hears so) or instead of passing it on (PostgreSQL
 /// rolls back). Either way the client sees its connection fail while committing.
 private final class CommitCuttingProxy: Sendable {
@@ -580,7 +619,8 @@ private final class CommitCuttingProxy: Sendable {
                     let count = recv(client, &buffer, buffer.count, 0)
                     guard count > 0 else { break }
                     let chunk = buffer[..<count]
-                    let cut = chunk.firstRange(of: Array("COMMIT".utf8)) != nil ? armed.withLock { $0.take() } : nil
+                    let commits = ["COMMIT", "CommitCall"].contains { chunk.firstRange(of: Array($0.utf8)) != nil }
+                    let cut = commits ? armed.withLock { $0.take() } : nil
                     if cut == .beforePassingOn {
                         cuts.add(1, ordering: .relaxed)
                         break
