@@ -75,28 +75,74 @@ private struct StorageWalk {
         var lastKept: String?
         for (index, section) in newSections.enumerated() {
             let previous = oldRanks[section.key].map { oldSections[$0] }
-            let row = StorageChanges.Section(id: section.id, header: section.header, footer: section.footer)
-            if kept[index] {
-                if var open = run {
-                    open.before = section.id
-                    changes.placedSections.append(open)
-                    run = nil
-                }
-                lastKept = section.id
-                if let previous, previous !== section,
-                    previous.header != section.header || previous.footer != section.footer
-                {
-                    changes.updatedSections.append(row)
-                }
-            } else {
-                if run == nil { run = StorageChanges.SectionRun(after: lastKept, before: nil, sections: []) }
-                run!.sections.append(row)
-            }
-            if previous !== section {
-                compare(previous?.items, section.items, in: .section(section.id))
-            }
+            place(section, previous: previous, isKept: kept[index], run: &run, lastKept: &lastKept)
         }
         if let run { changes.placedSections.append(run) }
+    }
+
+    /// One section of the new version, in order: kept in place (its row updated when its header or footer
+    /// changed) or added to the open run of placed sections; then its items compared with those it had.
+    private mutating func place(
+        _ section: SectionNode, previous: SectionNode?, isKept: Bool, run: inout StorageChanges.SectionRun?,
+        lastKept: inout String?
+    ) {
+        let row = StorageChanges.Section(id: section.id, header: section.header, footer: section.footer)
+        if isKept {
+            if var open = run {
+                open.before = section.id
+                changes.placedSections.append(open)
+                run = nil
+            }
+            lastKept = section.id
+            if let previous, previous !== section,
+                previous.header != section.header || previous.footer != section.footer
+            {
+                changes.updatedSections.append(row)
+            }
+        } else {
+            if run == nil { run = StorageChanges.SectionRun(after: lastKept, before: nil, sections: []) }
+            run!.sections.append(row)
+        }
+        if previous !== section {
+            compare(previous?.items, section.items, in: .section(section.id))
+        }
+    }
+
+    /// One item of the new version, in order, directly inside `container`: kept in place (its row updated when
+    /// its content changed) or added to the open run of placed items (moved when `previous`, its old node, is
+    /// elsewhere); then its children compared with those it had.
+    private mutating func place(
+        _ node: ItemNode, previous: ItemNode?, isKept: Bool, in container: StorageChanges.Container,
+        run: inout StorageChanges.ItemRun?, lastKept: inout String?
+    ) {
+        if isKept {
+            if var open = run {
+                open.before = node.id
+                changes.placedItems.append(open)
+                run = nil
+            }
+            lastKept = node.id
+            if let previous, previous !== node, previous.hash != node.hash || previous.encoded != node.encoded {
+                changes.updatedItems.append(StorageChanges.Item(id: node.id, body: node.encoded))
+            }
+        } else {
+            if previous != nil { changes.movedItems.append(node.id) }
+            if run == nil { run = StorageChanges.ItemRun(container: container, after: lastKept, items: []) }
+            run!.items.append(StorageChanges.Item(id: node.id, body: node.encoded))
+        }
+        if previous !== node {
+            compare(previous?.children, node.children, in: .item(node.id))
+        }
+    }
+
+    /// A leaf both versions share: every item in it kept its place; it closes the open run of placed items.
+    private mutating func keep(_ leaf: ItemTree.Node, run: inout StorageChanges.ItemRun?, lastKept: inout String?) {
+        if var open = run {
+            open.before = leaf.values[0].id
+            changes.placedItems.append(open)
+            run = nil
+        }
+        lastKept = leaf.values[leaf.width - 1].id
     }
 
     /// ``compareSections()`` for versions made by ops: both versions' sections merged in label order, as
@@ -141,27 +187,8 @@ private struct StorageWalk {
                     depart(entry)
                 }
             }
-            let row = StorageChanges.Section(id: section.id, header: section.header, footer: section.footer)
-            if isKept {
-                if var open = run {
-                    open.before = section.id
-                    changes.placedSections.append(open)
-                    run = nil
-                }
-                lastKept = section.id
-                if let previous, previous !== section,
-                    previous.header != section.header || previous.footer != section.footer
-                {
-                    changes.updatedSections.append(row)
-                }
-            } else {
-                previous = old.section(key: section.key)
-                if run == nil { run = StorageChanges.SectionRun(after: lastKept, before: nil, sections: []) }
-                run!.sections.append(row)
-            }
-            if previous !== section {
-                compare(previous?.items, section.items, in: .section(section.id))
-            }
+            if !isKept { previous = old.section(key: section.key) }
+            place(section, previous: previous, isKept: isKept, run: &run, lastKept: &lastKept)
             return true
         }
         while oldIndex < oldEntries.count {
@@ -204,12 +231,7 @@ private struct StorageWalk {
         var lastKept: String?
         for leaf in newLeaves {
             if sharesLeaves && oldLeafSet.contains(ObjectIdentifier(leaf)) {
-                if var open = run {
-                    open.before = leaf.values[0].id
-                    changes.placedItems.append(open)
-                    run = nil
-                }
-                lastKept = leaf.values[leaf.width - 1].id
+                keep(leaf, run: &run, lastKept: &lastKept)
                 continue
             }
             for (label, node) in zip(leaf.keys, leaf.values) {
@@ -225,24 +247,7 @@ private struct StorageWalk {
                     isKept = false
                 }
                 let previous = oldLocation == nil ? nil : old.item(key: node.key)
-                if isKept {
-                    if var open = run {
-                        open.before = node.id
-                        changes.placedItems.append(open)
-                        run = nil
-                    }
-                    lastKept = node.id
-                    if let previous, previous !== node, previous.hash != node.hash || previous.encoded != node.encoded {
-                        changes.updatedItems.append(StorageChanges.Item(id: node.id, body: node.encoded))
-                    }
-                } else {
-                    if previous != nil { changes.movedItems.append(node.id) }
-                    if run == nil { run = StorageChanges.ItemRun(container: container, after: lastKept, items: []) }
-                    run!.items.append(StorageChanges.Item(id: node.id, body: node.encoded))
-                }
-                if previous !== node {
-                    compare(previous?.children, node.children, in: .item(node.id))
-                }
+                place(node, previous: previous, isKept: isKept, in: container, run: &run, lastKept: &lastKept)
             }
         }
         if let run { changes.placedItems.append(run) }
@@ -279,12 +284,7 @@ private struct StorageWalk {
         var lastKept: String?
         for leaf in newLeaves {
             if oldLeafSet.contains(ObjectIdentifier(leaf)) {
-                if var open = run {
-                    open.before = leaf.values[0].id
-                    changes.placedItems.append(open)
-                    run = nil
-                }
-                lastKept = leaf.values[leaf.width - 1].id
+                keep(leaf, run: &run, lastKept: &lastKept)
                 continue
             }
             for (label, node) in zip(leaf.keys, leaf.values) {
@@ -297,25 +297,9 @@ private struct StorageWalk {
                     advanceOld()
                     if entry.node.key == node.key { previous = entry.node } else { depart(entry.node) }
                 }
-                if previous != nil {
-                    if var open = run {
-                        open.before = node.id
-                        changes.placedItems.append(open)
-                        run = nil
-                    }
-                    lastKept = node.id
-                    if let previous, previous !== node, previous.hash != node.hash || previous.encoded != node.encoded {
-                        changes.updatedItems.append(StorageChanges.Item(id: node.id, body: node.encoded))
-                    }
-                } else {
-                    previous = old.item(key: node.key)
-                    if previous != nil { changes.movedItems.append(node.id) }
-                    if run == nil { run = StorageChanges.ItemRun(container: container, after: lastKept, items: []) }
-                    run!.items.append(StorageChanges.Item(id: node.id, body: node.encoded))
-                }
-                if previous !== node {
-                    compare(previous?.children, node.children, in: .item(node.id))
-                }
+                let isKept = previous != nil
+                if !isKept { previous = old.item(key: node.key) }
+                place(node, previous: previous, isKept: isKept, in: container, run: &run, lastKept: &lastKept)
             }
         }
         while let entry = oldEntry() {
