@@ -141,7 +141,9 @@ struct PostgresStoreTests {
         let c = try Instance(database, follow: false)
         #expect(c.registry.version(of: "shared") == nil, "nothing is loaded at start")
         #expect(try c.registry.loadedVersion(of: "shared")?.documentBytes == onA.documentBytes)
-        #expect(a.registry.replication.counts.conflicts + b.registry.replication.counts.conflicts > 0)
+        // Whether the writers raced into a conflict here depends on the machine (a commit is one round trip, and
+        // an instance often learns of the other's commit before its next write): the conflict path is pinned by
+        // the tests below that stage one ("a write that loses the race…", "a conflict whose catch-up must reload…").
         #expect(try a.store.rowCounts(of: "shared").items == 300)
     }
 

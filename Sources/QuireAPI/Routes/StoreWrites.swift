@@ -93,10 +93,10 @@ final class StoreWrites: Sendable {
     /// running and no write made so was slow in the last ``aloneBar``; `nil` otherwise (the caller hands it to its
     /// lane). For a store that waits only on this machine's disk (``ListStore/syncsLocally``): a lone producer's
     /// write then waits on its sync and nothing else, where a lane costs two thread wake-ups (measured: a third of
-    /// a lone write's time, docs/performance.md). At most one write at a time is made so, so at most one of libmicrohttpd's threads
-    /// waits on the disk, for one commit (the lanes exist so that a store that stops answering holds up no
-    /// connection but its writes'); once a busy producer overlaps its writes, they all go to lanes and share syncs
-    /// (group commit).
+    /// a lone write's time, docs/performance.md). At most one write at a time is made so, so at most one of
+    /// libmicrohttpd's threads waits on the disk, for one commit (the lanes exist so that a store that stops
+    /// answering holds up no connection but its writes'); once a busy producer overlaps its writes, they all go to
+    /// lanes and share syncs (group commit).
     func alone(_ write: () throws(Problem) -> Reply) throws(Problem) -> Reply? {
         guard onLanes.load(ordering: .relaxed) == 0,
             DispatchTime.now().uptimeNanoseconds >= aloneBarredUntil.load(ordering: .relaxed),
