@@ -66,22 +66,25 @@ struct RawStatement {
 
     /// The first column of the first row as bytes, `nil` when there is no row.
     func firstBlob() throws -> [UInt8]? {
-        defer { sqlite3_reset(handle) }
-        let code = sqlite3_step(handle)
-        if code == SQLITE_DONE { return nil }
-        guard code == SQLITE_ROW else { throw failure(code) }
-        let count = Int(sqlite3_column_bytes(handle, 0))
-        guard count > 0, let start = sqlite3_column_blob(handle, 0) else { return [] }
-        return Array(UnsafeRawBufferPointer(start: start, count: count))
+        try firstRow {
+            let count = Int(sqlite3_column_bytes(handle, 0))
+            guard count > 0, let start = sqlite3_column_blob(handle, 0) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: start, count: count))
+        }
     }
 
     /// The first column of the first row as an integer, `nil` when there is no row.
     func firstInteger() throws -> Int64? {
+        try firstRow { sqlite3_column_int64(handle, 0) }
+    }
+
+    /// `read` of the first row, `nil` when there is none.
+    private func firstRow<Value>(_ read: () -> Value) throws -> Value? {
         defer { sqlite3_reset(handle) }
         let code = sqlite3_step(handle)
         if code == SQLITE_DONE { return nil }
         guard code == SQLITE_ROW else { throw failure(code) }
-        return sqlite3_column_int64(handle, 0)
+        return read()
     }
 
     private func failure(_ code: Int32) -> DatabaseError {

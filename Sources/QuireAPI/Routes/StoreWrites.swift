@@ -50,6 +50,10 @@ final class StoreWrites: Sendable {
     /// ``aloneBar``: the disk is slow (a stall, another process's I/O), and its waits belong on lanes.
     static let aloneLimit: Duration = .milliseconds(5)
     static let aloneBar: Duration = .seconds(10)
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
+    }
     private let isShuttingDown = Atomic<Bool>(false)
 
     /// New writes are refused from now on (the service is shutting down).
@@ -103,11 +107,11 @@ final class StoreWrites: Sendable {
             aloneUnderWay.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         else { return nil }
         defer { aloneUnderWay.store(false, ordering: .releasing) }
-        let started = ContinuousClock.now
+        let started = DispatchTime.now().uptimeNanoseconds
         defer {
-            if ContinuousClock.now - started > Self.aloneLimit {
-                let bar = UInt64(Self.aloneBar.components.seconds) * 1_000_000_000
-                aloneBarredUntil.store(DispatchTime.now().uptimeNanoseconds + bar, ordering: .relaxed)
+            let ended = DispatchTime.now().uptimeNanoseconds
+            if ended - started > Self.nanoseconds(Self.aloneLimit) {
+                aloneBarredUntil.store(ended + Self.nanoseconds(Self.aloneBar), ordering: .relaxed)
             }
         }
         return try immediate(write)
