@@ -382,7 +382,8 @@ extension StoreWriteTests {
         #expect(try !SQLiteListStore(path: SQLiteListStore.inMemoryPath).syncsLocally)
         #expect(!GatedStore().syncsLocally, "a decorator that may wait keeps its writes on lanes")
 
-        let writes = StoreWrites()
+        // No limit here: a write held on purpose below (or one preempted on a busy machine) must not bar the rest.
+        let writes = StoreWrites(aloneLimit: .seconds(3600))
         let ok = Reply.response(Response(status: 200))
         let caller = Thread.current
         var ranHere = false
@@ -421,16 +422,15 @@ extension StoreWriteTests {
         #expect(try writes.alone { () throws(Problem) -> Reply in ok } == nil)
         leave.signal()
 
-        // A slow one (a disk stall) sends the next writes to lanes for a while.
-        var slowMade = false
-        for _ in 0..<1000 where !slowMade {
-            slowMade =
-                try writes.alone { () throws(Problem) -> Reply in
-                    Thread.sleep(forTimeInterval: 0.01)
-                    return ok
-                } != nil
-        }
-        #expect(slowMade)
-        #expect(try writes.alone { () throws(Problem) -> Reply in ok } == nil)
+        // A slow one (a disk stall) sends the next writes to lanes for a while, then they come back.
+        let barring = StoreWrites(aloneLimit: .milliseconds(5), aloneBar: .seconds(1))
+        #expect(
+            try barring.alone { () throws(Problem) -> Reply in
+                Thread.sleep(forTimeInterval: 0.02)
+                return ok
+            } != nil)
+        #expect(try barring.alone { () throws(Problem) -> Reply in ok } == nil)
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try barring.alone { () throws(Problem) -> Reply in ok } != nil)
     }
 }

@@ -46,10 +46,18 @@ final class StoreWrites: Sendable {
     private let aloneUnderWay = Atomic<Bool>(false)
     /// Until when (`DispatchTime` uptime, ns) ``alone(_:)`` passes writes to their lanes: a slow sync was seen.
     private let aloneBarredUntil = Atomic<UInt64>(0)
-    /// A write made alone that took longer than this bars the next ones from the receiving thread for
-    /// ``aloneBar``: the disk is slow (a stall, another process's I/O), and its waits belong on lanes.
-    static let aloneLimit: Duration = .milliseconds(5)
-    static let aloneBar: Duration = .seconds(10)
+    /// A write made alone that took longer than this (ns) bars the next ones from the receiving thread for
+    /// `aloneBar`: the disk is slow (a stall, another process's I/O), and its waits belong on lanes.
+    private let aloneLimit: UInt64
+    private let aloneBar: UInt64
+
+    /// - Parameters:
+    ///   - aloneLimit: how long a write made by ``alone(_:)`` may take before the next ones go to lanes.
+    ///   - aloneBar: for how long they go to lanes then.
+    init(aloneLimit: Duration = .milliseconds(5), aloneBar: Duration = .seconds(10)) {
+        self.aloneLimit = Self.nanoseconds(aloneLimit)
+        self.aloneBar = Self.nanoseconds(aloneBar)
+    }
 
     private static func nanoseconds(_ duration: Duration) -> UInt64 {
         UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
@@ -94,7 +102,7 @@ final class StoreWrites: Sendable {
     }
 
     /// The reply of `write`, made at once on the calling thread (libmicrohttpd's) when no other write is queued or
-    /// running and no write made so was slow in the last ``aloneBar``; `nil` otherwise (the caller hands it to its
+    /// running and no write made so was slow in the last `aloneBar`; `nil` otherwise (the caller hands it to its
     /// lane). For a store that waits only on this machine's disk (``ListStore/syncsLocally``): a lone producer's
     /// write then waits on its sync and nothing else, where a lane costs two thread wake-ups (measured: a third of
     /// a lone write's time, docs/performance.md). At most one write at a time is made so, so at most one of
@@ -110,8 +118,8 @@ final class StoreWrites: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         defer {
             let ended = DispatchTime.now().uptimeNanoseconds
-            if ended - started > Self.nanoseconds(Self.aloneLimit) {
-                aloneBarredUntil.store(ended + Self.nanoseconds(Self.aloneBar), ordering: .relaxed)
+            if ended - started > aloneLimit {
+                aloneBarredUntil.store(ended + aloneBar, ordering: .relaxed)
             }
         }
         return try immediate(write)
