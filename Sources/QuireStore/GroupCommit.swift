@@ -5,8 +5,9 @@ import Synchronization
 /// Commits of several writers in one transaction and one sync of the file: group commit, which SQLite does not do
 /// itself (one writer at a time, one `fsync` per transaction).
 ///
-/// Each writer (the registry calls the store from up to `StoreWrites.laneCount` lanes at once, one list each)
-/// queues its write. A writer that finds no commit under way leads: it takes everything queued, writes it in one
+/// The service's writer of batches gathers its own (``together(_:)``). The writes made one at a time (a lone write
+/// on the thread that received it, the live demo's producer, a tool, writers of several threads in the tests)
+/// meet here: each writer queues its write. A writer that finds no commit under way leads: it takes everything queued, writes it in one
 /// `BEGIN IMMEDIATE` transaction, commits (one sync), and tells every writer of the batch its outcome; if more
 /// writes queued meanwhile, it hands the lead to the first of them and returns. So a lone writer commits at once
 /// (nothing waits for company), and writers that arrive while a sync is under way share the next one. A write is
@@ -78,6 +79,20 @@ final class GroupCommit: Sendable {
             }
         }
         try lead(pending)
+    }
+
+    /// Runs `works` in one transaction of their own, now (a batch a single writer gathered itself); returns once it
+    /// is durable.
+    ///
+    /// - Throws: the error of the transaction (none of `works` is stored).
+    func together(_ works: [@Sendable (Database) throws -> Void]) throws {
+        try database.writeWithoutTransaction { db in
+            try RawStatement.transaction(db) {
+                for work in works { try work(db) }
+            }
+        }
+        commits.add(1, ordering: .relaxed)
+        writes.add(works.count, ordering: .relaxed)
     }
 
     /// Commits everything queued (`own` among it) in one transaction, tells each writer, and hands the lead on.

@@ -34,6 +34,28 @@ extension SQLiteListStore {
         return nil
     }
 
+    /// `true`: ``commit(together:)`` writes its commits in one transaction.
+    public var commitsTogether: Bool { true }
+
+    /// Stores every commit of `commits` in order, in one transaction and one sync of the file (see
+    /// ``ListStore/commit(together:)``): the registry's batches of writes made by one thread.
+    ///
+    /// - Throws: ``StoreError``; the transaction is rolled back then, and the file holds none of them.
+    public func commit(together commits: [ListCommit]) throws {
+        let works = commits.map { commit in
+            let changes = commit.next.storageChanges(
+                since: commit.previous, keepsLabels: commit.write?.keepsLabels ?? false)
+            return { @Sendable (db: Database) throws in
+                try self.write(changes, list: commit.list, next: commit.next, isNew: commit.previous == nil, in: db)
+            }
+        }
+        do {
+            try group.together(works)
+        } catch {
+            throw failedWrite(error)
+        }
+    }
+
     /// Stores `next` as the version of `list` (see ``commit(list:previous:next:write:)``).
     public func commit(list: String, previous: ListVersion?, next: ListVersion) throws {
         _ = try commit(list: list, previous: previous, at: 0, next: next, write: nil)

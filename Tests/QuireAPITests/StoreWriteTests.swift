@@ -49,6 +49,31 @@ private final class FailingStore: ListStoreDecorator {
     }
 }
 
+/// A SQLite file whose batches (`commit(together:)`) are recorded, and whose batches holding a list named `slow…`
+/// wait until released: a sync that takes its time.
+private final class GatedBatchStore: ListStoreDecorator {
+    let base: any ListStore
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let batches = Mutex<[[String]]>([])
+
+    init(path: String) throws {
+        base = try SQLiteListStore(path: path)
+    }
+
+    var syncsLocally: Bool { true }
+    var commitsTogether: Bool { true }
+
+    func commit(together commits: [ListCommit]) throws {
+        batches.withLock { $0.append(commits.map(\.list)) }
+        if commits.contains(where: { $0.list.hasPrefix("slow") }) {
+            entered.signal()
+            release.wait()
+        }
+        try base.commit(together: commits)
+    }
+}
+
 private struct DiskFull: Error {}
 
 @Suite("Store writes off the server's threads")
@@ -373,7 +398,7 @@ struct StoreWriteTests {
 
 extension StoreWriteTests {
     @Test(
-        "a write of a store on this machine's disk is made on the receiving thread when nothing else writes; otherwise, or after a slow one, on its lane"
+        "a write of a store on this machine's disk is made on the receiving thread when nothing else writes; otherwise, or after a slow one, off that thread"
     )
     func aloneOnTheReceivingThread() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quire-alone-\(UUID())")
@@ -432,5 +457,65 @@ extension StoreWriteTests {
         #expect(try barring.alone { () throws(Problem) -> Reply in ok } == nil)
         Thread.sleep(forTimeInterval: 1.2)
         #expect(try barring.alone { () throws(Problem) -> Reply in ok } != nil)
+    }
+}
+
+extension StoreWriteTests {
+    @Test(
+        "writes that arrive while the writer commits are made together in its next transaction, each answered with its own outcome"
+    )
+    func madeTogether() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quire-together-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let store = try GatedBatchStore(path: folder.appendingPathComponent("quire.sqlite").path)
+        let registry = ListRegistry(store: store, limits: ListLimits())
+        let empty = try JSONParser().parse(#"{"sections":[{"id":"s","items":[]}]}"#)
+        for name in ["slow", "x1", "x2", "x3"] {
+            _ = try registry.write(name) { _ throws(ListRegistry.WriteError) in .replace(empty) }
+        }
+        let insert = try JSONParser().parse(
+            #"{"ops":[{"op":"insertItems","section":"s","items":[{"id":"i","type":"t"}]}]}"#)
+
+        let writes = StoreWrites()
+        let answers = Mutex<[String: Int]>([:])
+        let answered = DispatchSemaphore(value: 0)
+        func enqueue(_ name: String, ifMatch: ListRegistry.IfMatch? = nil) {
+            let reply = writes.together(
+                ListRegistry.QueuedWrite(name, ifMatch: ifMatch, mustExist: true, write: .ops(insert)), in: registry
+            ) { outcome in
+                switch outcome {
+                case .success: Response(status: 200)
+                case .failure(.versionMismatch): Response(status: 412)
+                case .failure: Response(status: 500)
+                }
+            }
+            guard case .deferred(let pending) = reply else {
+                Issue.record("a write handed to the writer is answered later")
+                return
+            }
+            pending.whenResolved { response in
+                answers.withLock { $0[name] = response.status }
+                answered.signal()
+            }
+        }
+
+        enqueue("slow")
+        #expect(store.entered.wait(timeout: .now() + 30) == .success)
+        // The writer is committing: these wait for it, and a write that arrives now is not made alone either.
+        enqueue("x1")
+        enqueue("x2")
+        enqueue("x3", ifMatch: [99])
+        #expect(try writes.alone { () throws(Problem) -> Reply in .response(Response(status: 200)) } == nil)
+        store.release.signal()
+        for _ in 0..<4 { #expect(answered.wait(timeout: .now() + 30) == .success) }
+        writes.waitUntilIdle()
+
+        #expect(answers.withLock { $0 } == ["slow": 200, "x1": 200, "x2": 200, "x3": 412])
+        // One transaction for the two writes made (the refused one is not committed), after the slow one's.
+        #expect(store.batches.withLock { $0 } == [["slow"], ["x1", "x2"]])
+        #expect(registry.version(of: "x1")?.itemCount == 1)
+        #expect(registry.version(of: "x3")?.itemCount == 0)
+        #expect(try writes.alone { () throws(Problem) -> Reply in .response(Response(status: 200)) } != nil)
     }
 }

@@ -370,6 +370,18 @@ struct TimedListStore: ListStoreDecorator {
     /// The store's own, as `answersAtOnce`.
     var syncsLocally: Bool { base.syncsLocally }
 
+    /// The store's own: the batch is timed once, and each of its writes waited that long.
+    var commitsTogether: Bool { base.commitsTogether }
+
+    func commit(together commits: [ListCommit]) throws {
+        let start = ContinuousClock.now
+        defer {
+            let elapsed = ContinuousClock.now - start
+            for _ in commits { timer.record(elapsed) }
+        }
+        try base.commit(together: commits)
+    }
+
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
     {

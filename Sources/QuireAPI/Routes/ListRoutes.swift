@@ -71,24 +71,46 @@ extension APIContext {
         return Response(status: 200, headers: headers, body: body)
     }
 
-    /// `PUT /v1/lists/{list}`: replaces the whole content (`201` when it creates the list).
-    func putList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+    /// `PUT /v1/lists/{list}`: replaces the whole content (`201` when it creates the list). The request read here;
+    /// the write is made by ``made(_:)``.
+    func putList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> ListRegistry.QueuedWrite {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
-        let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: false, .replace(body))
-        return writeAnswer(name, commit.version.version, status: commit.created ? 201 : 200)
+        return ListRegistry.QueuedWrite(name, ifMatch: ifMatch, mustExist: false, write: .replace(body))
     }
 
-    /// `POST /v1/lists/{list}/ops`: applies every op in order, or none.
-    func applyOps(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+    /// `POST /v1/lists/{list}/ops`: applies every op in order, or none. The request read here; the write is made by
+    /// ``made(_:)``.
+    func applyOps(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> ListRegistry.QueuedWrite {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
         // The batch's own checks (no member beside `ops`, an op or more) are the write's (ListWrite): the registry
         // makes them after the list's existence (404) and If-Match (412), in the order of checks (openapi.yaml).
-        let commit = try commitWrite(name, ifMatch: ifMatch, mustExist: true, .ops(body))
-        return writeAnswer(name, commit.version.version, status: 200)
+        return ListRegistry.QueuedWrite(name, ifMatch: ifMatch, mustExist: true, write: .ops(body))
+    }
+
+    /// The answer of a write made: its version (`201` when it created the list), or the problem that refused it.
+    func writeResponse(_ outcome: Result<ListRegistry.Commit, ListRegistry.WriteError>, list: String) -> Response {
+        switch outcome {
+        case .success(let commit):
+            var headers = JSONResponse.headers
+            headers.add("ETag", "\"\(commit.version.version)\"")
+            return Response(
+                status: commit.created ? 201 : 200, headers: headers,
+                body: ResponseBodies.writeResult(list: list, version: commit.version.version))
+        case .failure(let error):
+            return problem(for: error, list: list).response
+        }
+    }
+
+    /// The answer of `write`, made now on this thread.
+    func writeNow(_ write: ListRegistry.QueuedWrite) -> Response {
+        let outcome = Result { () throws(ListRegistry.WriteError) in
+            try registry.write(write.name, ifMatch: write.ifMatch, mustExist: write.mustExist) { _ in write.write }
+        }
+        return writeResponse(outcome, list: write.name)
     }
 
     /// `DELETE /v1/lists/{list}`: `204`; its sessions end.
@@ -101,23 +123,6 @@ extension APIContext {
             throw problem(for: error, list: name)
         }
         return .response(Response(status: 204))
-    }
-
-    private func commitWrite(
-        _ name: String, ifMatch: ListRegistry.IfMatch?, mustExist: Bool, _ write: ListWrite
-    ) throws(Problem) -> ListRegistry.Commit {
-        do throws(ListRegistry.WriteError) {
-            return try registry.write(name, ifMatch: ifMatch, mustExist: mustExist) { _ in write }
-        } catch {
-            throw problem(for: error, list: name)
-        }
-    }
-
-    private func writeAnswer(_ name: String, _ version: UInt64, status: Int) -> Reply {
-        var headers = JSONResponse.headers
-        headers.add("ETag", "\"\(version)\"")
-        return .response(
-            Response(status: status, headers: headers, body: ResponseBodies.writeResult(list: name, version: version)))
     }
 
     private func problem(for error: ListRegistry.WriteError, list: String) -> Problem {

@@ -1,4 +1,5 @@
 import Dispatch
+import QuireCore
 import QuireHTTP
 import Synchronization
 
@@ -21,6 +22,10 @@ import Synchronization
 /// thread of its own whenever it has work, whatever the pool's threads are doing, so a stuck commit holds only
 /// the writes of its own lane.
 ///
+/// A store that waits only on this machine's disk (a SQLite file) has one writer instead
+/// (``together(_:in:answer:)``): its writes share transactions and syncs, which lanes made them do only by waking
+/// each other (about three thread switches a write where the writer costs a fraction of one).
+///
 /// A write always answers with its own outcome: on shutdown, a write still running is waited for (its
 /// commit is neither lost nor answered as refused), and ``waitUntilIdle()`` lets the service wait for every
 /// write before its store is closed. A write that arrives once the service is shutting down is not made: it
@@ -40,20 +45,20 @@ final class StoreWrites: Sendable {
     private let nextReadLane = Atomic<Int>(0)
     /// The writes queued or running.
     private let running = DispatchGroup()
-    /// The writes queued or running on lanes.
-    private let onLanes = Atomic<Int>(0)
+    /// The writes queued or running on lanes or by the writer of batches.
+    private let offThread = Atomic<Int>(0)
     /// Whether a write is being made by ``alone(_:)`` now.
     private let aloneUnderWay = Atomic<Bool>(false)
-    /// Until when (`DispatchTime` uptime, ns) ``alone(_:)`` passes writes to their lanes: a slow sync was seen.
+    /// Until when (`DispatchTime` uptime, ns) ``alone(_:)`` passes writes on: a slow sync was seen.
     private let aloneBarredUntil = Atomic<UInt64>(0)
     /// A write made alone that took longer than this (ns) bars the next ones from the receiving thread for
-    /// `aloneBar`: the disk is slow (a stall, another process's I/O), and its waits belong on lanes.
+    /// `aloneBar`: the disk is slow (a stall, another process's I/O), and its waits belong off libmicrohttpd's threads.
     private let aloneLimit: UInt64
     private let aloneBar: UInt64
 
     /// - Parameters:
-    ///   - aloneLimit: how long a write made by ``alone(_:)`` may take before the next ones go to lanes.
-    ///   - aloneBar: for how long they go to lanes then.
+    ///   - aloneLimit: how long a write made by ``alone(_:)`` may take before the next ones go to the writer.
+    ///   - aloneBar: for how long they go to the writer then.
     init(aloneLimit: Duration = .milliseconds(5), aloneBar: Duration = .seconds(10)) {
         self.aloneLimit = Self.nanoseconds(aloneLimit)
         self.aloneBar = Self.nanoseconds(aloneBar)
@@ -91,26 +96,93 @@ final class StoreWrites: Sendable {
         if let refusal = writeRefusal { return refusal }
         let outcome = Outcome()
         let pending = PendingResponse(onShutdown: { outcome.wait() })
-        onLanes.add(1, ordering: .relaxed)
+        offThread.add(1, ordering: .relaxed)
         lanes[Self.lane(of: list)].async(group: running) {
             let response = write()
-            self.onLanes.subtract(1, ordering: .relaxed)
+            self.offThread.subtract(1, ordering: .relaxed)
             outcome.set(response)
             pending.resume(with: response)
         }
         return .deferred(pending)
     }
 
+    /// The writes waiting for the writer of batches, and whether it is at work (it takes them all when it is next
+    /// free).
+    private let batch = Mutex(Batch())
+    private let batchWriter = DispatchQueue(label: "quire.store-writes.together")
+    /// The most writes one batch commits: each of its lists' locks is held until its commit.
+    static let batchLimit = 256
+
+    private struct Batch {
+        var queued: [Queued] = []
+        var writing = false
+    }
+
+    /// A write waiting for the writer of batches, and where its answer goes.
+    private struct Queued: Sendable {
+        let write: ListRegistry.QueuedWrite
+        let answer: @Sendable (Result<ListRegistry.Commit, ListRegistry.WriteError>) -> Response
+        let outcome: Outcome
+        let pending: PendingResponse
+    }
+
+    /// The reply of `write`, made by one writer with every write queued beside it, in one transaction of the store
+    /// (``ListRegistry/write(together:)``: one sync of the disk for all, group commit); the connection waits
+    /// suspended until `answer` made its response from the outcome. The writer takes every write queued while it
+    /// committed the last batch: nothing waits for company (a write that finds it free is taken at once), and
+    /// under load each sync serves every write that arrived during the one before. For a store that waits only on
+    /// this machine's disk (a database would serialize its round trips behind one thread: its writes go to lanes).
+    func together(
+        _ write: ListRegistry.QueuedWrite, in registry: ListRegistry,
+        answer: @escaping @Sendable (Result<ListRegistry.Commit, ListRegistry.WriteError>) -> Response
+    ) -> Reply {
+        if let refusal = writeRefusal { return refusal }
+        let outcome = Outcome()
+        let pending = PendingResponse(onShutdown: { outcome.wait() })
+        offThread.add(1, ordering: .relaxed)
+        let starts = batch.withLock { batch in
+            batch.queued.append(Queued(write: write, answer: answer, outcome: outcome, pending: pending))
+            if batch.writing { return false }
+            batch.writing = true
+            return true
+        }
+        if starts { batchWriter.async(group: running) { self.writeBatches(in: registry) } }
+        return .deferred(pending)
+    }
+
+    /// The writer of batches: commits what is queued, answers each write, and goes on until nothing is queued.
+    private func writeBatches(in registry: ListRegistry) {
+        while true {
+            let taken = batch.withLock { batch -> [Queued] in
+                guard batch.queued.count > Self.batchLimit else {
+                    if batch.queued.isEmpty { batch.writing = false }
+                    defer { batch.queued = [] }
+                    return batch.queued
+                }
+                defer { batch.queued.removeFirst(Self.batchLimit) }
+                return Array(batch.queued.prefix(Self.batchLimit))
+            }
+            guard !taken.isEmpty else { return }
+            let outcomes = registry.write(together: taken.map(\.write))
+            for (queued, outcome) in zip(taken, outcomes) {
+                let response = queued.answer(outcome)
+                offThread.subtract(1, ordering: .relaxed)
+                queued.outcome.set(response)
+                queued.pending.resume(with: response)
+            }
+        }
+    }
+
     /// The reply of `write`, made at once on the calling thread (libmicrohttpd's) when no other write is queued or
-    /// running and no write made so was slow in the last `aloneBar`; `nil` otherwise (the caller hands it to its
-    /// lane). For a store that waits only on this machine's disk (``ListStore/syncsLocally``): a lone producer's
+    /// running and no write made so was slow in the last `aloneBar`; `nil` otherwise (the caller hands it to the
+    /// writer of batches, ``together(_:in:answer:)``). For a store that waits only on this machine's disk (``ListStore/syncsLocally``): a lone producer's
     /// write then waits on its sync and nothing else, where a lane costs two thread wake-ups (measured: a third of
     /// a lone write's time, docs/performance.md). At most one write at a time is made so, so at most one of
     /// libmicrohttpd's threads waits on the disk, for one commit (the lanes exist so that a store that stops
     /// answering holds up no connection but its writes'); once a busy producer overlaps its writes, they all go to
-    /// lanes and share syncs (group commit).
+    /// the writer and share syncs (group commit).
     func alone(_ write: () throws(Problem) -> Reply) throws(Problem) -> Reply? {
-        guard onLanes.load(ordering: .relaxed) == 0,
+        guard offThread.load(ordering: .relaxed) == 0,
             DispatchTime.now().uptimeNanoseconds >= aloneBarredUntil.load(ordering: .relaxed),
             aloneUnderWay.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         else { return nil }

@@ -85,10 +85,10 @@ final class APIContext: Sendable {
     /// before the handler runs).
     func addRoutes(to router: inout Router) {
         router.on("GET", "/v1/lists", access: .listIndex) { [self] in try listIndex($0, $2) }
-        // Writes run off libmicrohttpd's threads (see StoreWrites): a commit waiting on the store must not hold
-        // up the other connections of its worker thread.
+        // Writes wait on the store off libmicrohttpd's threads but for a lone one on a local disk (see made(_:)): a
+        // commit waiting on the store must not hold up the other connections of its worker thread.
         router.on("PUT", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
-            try offloaded(parameters) { [self] () throws(Problem) in try putList(request, parameters) }
+            try made(putList(request, parameters))
         }
         router.on("GET", "/v1/lists/{list}", access: .readList) { [self] request, parameters, _ in
             try page(request, parameters)
@@ -97,7 +97,7 @@ final class APIContext: Sendable {
             try offloaded(parameters) { [self] () throws(Problem) in try deleteList(request, parameters) }
         }
         router.on("POST", "/v1/lists/{list}/ops", access: .writeList) { [self] request, parameters, _ in
-            try offloaded(parameters) { [self] () throws(Problem) in try applyOps(request, parameters) }
+            try made(applyOps(request, parameters))
         }
         router.on("POST", "/v1/lists/{list}/sessions", access: .readList) { [self] in try createSession($0, $1, $2) }
         // Every route on a session (and the event stream, when it comes) is `.session`: its subject is checked.
@@ -115,6 +115,23 @@ final class APIContext: Sendable {
         router.on("DELETE", "/v1/sessions/{id}", access: .session) { [self] request, parameters, _ in
             try deleteSession(request, parameters)
         }
+    }
+
+    /// The reply of a producer's write, read from its request on this thread (libmicrohttpd's), made where its
+    /// store lets it be made soonest (``StoreWrites``):
+    /// - a store that answers at once (``ListRegistry/storeAnswersAtOnce``): here, nothing can hold the thread;
+    /// - a store that waits only on this machine's disk (``ListRegistry/storeSyncsLocally``): here when no other
+    ///   write is under way (``StoreWrites/alone(_:)``), else by the store's one writer, which commits every write
+    ///   queued meanwhile in one transaction (``StoreWrites/together(_:in:answer:)``);
+    /// - any other (a database): on the lane of its list, so that a store that stops answering holds up nothing else.
+    private func made(_ write: ListRegistry.QueuedWrite) throws(Problem) -> Reply {
+        let now = { [self] () throws(Problem) -> Reply in .response(writeNow(write)) }
+        if registry.storeAnswersAtOnce { return try storeWrites.immediate(now) }
+        if registry.storeSyncsLocally {
+            if let reply = try storeWrites.alone(now) { return reply }
+            return storeWrites.together(write, in: registry) { [self] in writeResponse($0, list: write.name) }
+        }
+        return storeWrites.deferred(list: write.name) { [self] in writeNow(write) }
     }
 
     /// The reply of a write route's `handler`, made on the lane of the route's `{list}` (``StoreWrites``): a

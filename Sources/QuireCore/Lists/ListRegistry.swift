@@ -389,6 +389,128 @@ public final class ListRegistry: Sendable {
         }
     }
 
+    /// One write of ``write(together:)``: the arguments of ``write(_:ifMatch:mustExist:change:)``, the write known.
+    public struct QueuedWrite: Sendable {
+        public var name: String
+        public var ifMatch: IfMatch?
+        public var mustExist: Bool
+        public var write: ListWrite
+
+        public init(_ name: String, ifMatch: IfMatch? = nil, mustExist: Bool = false, write: ListWrite) {
+            self.name = name
+            self.ifMatch = ifMatch
+            self.mustExist = mustExist
+            self.write = write
+        }
+    }
+
+    /// Makes `writes` in their order, each checked and built as ``write(_:ifMatch:mustExist:change:)`` does it, and
+    /// commits them in one transaction of the store (``ListStore/commit(together:)``): one sync of the disk for
+    /// them all (group commit).
+    ///
+    /// - A write to a list written before it in the batch builds on that write's version (its `If-Match` is checked
+    ///   against it).
+    /// - A write refused (`404`, `412`, `422`) refuses only itself.
+    /// - When the transaction fails, nothing changes, and every write fails with the store's error but those refused
+    ///   on the version held before the batch (a refusal on a version the batch built does not stand either).
+    /// - The lock of every list in the batch is held from the first write built until the last version is
+    ///   published (taken in name order, the one order of every batch; any other caller holds one list's lock at a
+    ///   time): no reader sees a version before it is durable, and no other write of these lists comes between.
+    ///
+    /// A store that does not commit together (``ListStore/commitsTogether`` `false`: a shared store, whose commits
+    /// are conditional and logged one by one) makes them one after another.
+    ///
+    /// - Returns: each write's outcome, in the order of `writes`.
+    public func write(together writes: [QueuedWrite]) -> [Result<Commit, WriteError>] {
+        guard store.commitsTogether else {
+            return writes.map { queued in
+                Result { () throws(WriteError) -> Commit in
+                    try write(queued.name, ifMatch: queued.ifMatch, mustExist: queued.mustExist) { _ in queued.write }
+                }
+            }
+        }
+        let names = Set(writes.map(\.name)).sorted()
+        var events = Events()
+        defer { notify(events) }
+        defer { enforceBudget() }
+        defer { residents.withLock { residents in for name in names { _ = residents.used(name, requested: true) } } }
+        var positions: [String: Int64] = [:]
+        return withListLocks(names[...], positions: &positions) { positions in
+            var outcomes = [Result<Commit, WriteError>](repeating: .failure(.listNotFound), count: writes.count)
+            // Each list's version as the batch goes: the held one, then each write's.
+            var current: [String: ListVersion?] = [:]
+            var commits: [ListCommit] = []
+            // The writes built, and those refused on a version one of them built: neither stands if the batch fails.
+            var made: [Int] = []
+            var written = Set<String>()
+            for (index, queued) in writes.enumerated() {
+                if written.contains(queued.name) { made.append(index) }
+                do throws(WriteError) {
+                    let previous: ListVersion?
+                    if let known = current[queued.name] {
+                        previous = known
+                    } else {
+                        do {
+                            previous = try held(queued.name, position: &positions[queued.name, default: 0])
+                        } catch {
+                            throw WriteError(storeFailure: error)
+                        }
+                        current[queued.name] = .some(previous)
+                    }
+                    if queued.mustExist && previous == nil { throw .listNotFound }
+                    if let ifMatch = queued.ifMatch, previous.map({ ifMatch.matches($0.version) }) != true {
+                        throw .versionMismatch(current: previous?.version ?? 0)
+                    }
+                    var next = try queued.write.apply(to: previous, limits: limits)
+                    if previous == nil {
+                        // As in a write of its own: a name deleted before goes on from the deleted list's versions.
+                        let retired: UInt64
+                        do { retired = try store.retiredVersion(of: queued.name) } catch {
+                            throw WriteError(storeFailure: error)
+                        }
+                        if next.version <= retired { next = next.renumbered(as: retired + 1) }
+                    }
+                    commits.append(ListCommit(list: queued.name, previous: previous, next: next, write: queued.write))
+                    if !written.contains(queued.name) { made.append(index) }
+                    written.insert(queued.name)
+                    current[queued.name] = .some(next)
+                    outcomes[index] = .success(Commit(version: next, created: previous == nil))
+                } catch {
+                    outcomes[index] = .failure(error)
+                }
+            }
+            guard !commits.isEmpty else { return outcomes }
+            do {
+                try store.commit(together: commits)
+            } catch {
+                let failure = WriteError(storeFailure: error)
+                for index in made { outcomes[index] = .failure(failure) }
+                return outcomes
+            }
+            // Each list's last version is published; the observers are told once a list, as of a change feed.
+            for name in names where written.contains(name) {
+                guard case .some(.some(var last)) = current[name] else { continue }
+                if last.wantsCompaction { last = last.compacted() }
+                publish(name, last)
+                events.append(name, last)
+            }
+            return outcomes
+        }
+    }
+
+    /// Runs `body` under the write locks of `names` (taken in their order), with the log positions the registry
+    /// holds those lists at.
+    private func withListLocks<Result>(
+        _ names: ArraySlice<String>, positions: inout [String: Int64], _ body: (inout [String: Int64]) -> Result
+    ) -> Result {
+        guard let name = names.first else { return body(&positions) }
+        return withListLock(name) { position in
+            positions[name] = position
+            defer { position = positions[name] ?? position }
+            return withListLocks(names.dropFirst(), positions: &positions, body)
+        }
+    }
+
     /// Deletes `name`.
     ///
     /// - Throws: ``WriteError/listNotFound``, ``WriteError/versionMismatch(current:)`` or a storage error.

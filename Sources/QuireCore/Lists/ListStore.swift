@@ -32,6 +32,18 @@ public protocol ListStore: Sendable {
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
 
+    /// Makes every commit of `commits` stored, in order (a list may come more than once, each commit building on
+    /// the one before it), in one transaction: all of them durable once it returns, none when it throws. For a
+    /// store that ``commitsTogether``; the registry calls it with the lock of every list in it held.
+    ///
+    /// The default commits them one after another with ``commit(list:previous:at:next:write:)``: not all or none.
+    func commit(together commits: [ListCommit]) throws
+
+    /// Whether ``commit(together:)`` stores its commits all or none, in one transaction that costs less than
+    /// theirs one by one (one sync of the disk): `false` but for a SQLite file and ``InMemoryListStore``. A shared
+    /// store commits conditionally and logs every commit, one by one.
+    var commitsTogether: Bool { get }
+
     /// Removes `list` (at version `previous`) and everything stored for it, and records `previous`'s number as
     /// its ``retiredVersion(of:)``.
     ///
@@ -98,6 +110,31 @@ extension ListStore {
     public var answersAtOnce: Bool { false }
 
     public var syncsLocally: Bool { false }
+
+    public var commitsTogether: Bool { false }
+
+    public func commit(together commits: [ListCommit]) throws {
+        for commit in commits {
+            _ = try self.commit(
+                list: commit.list, previous: commit.previous, at: 0, next: commit.next, write: commit.write)
+        }
+    }
+}
+
+/// One commit of ``ListStore/commit(together:)``: `next` replaces `previous` as the version of `list`, made by
+/// `write` (see ``ListStore/commit(list:previous:at:next:write:)``).
+public struct ListCommit: Sendable {
+    public var list: String
+    public var previous: ListVersion?
+    public var next: ListVersion
+    public var write: ListWrite?
+
+    public init(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) {
+        self.list = list
+        self.previous = previous
+        self.next = next
+        self.write = write
+    }
 }
 
 /// A store that keeps nothing: lists live only in the registry's memory, and so do the last versions of the
@@ -114,6 +151,9 @@ public final class InMemoryListStore: ListStore {
 
     /// `true`: nothing is written anywhere.
     public var answersAtOnce: Bool { true }
+
+    /// `true`: nothing is written, so nothing can be written in part.
+    public var commitsTogether: Bool { true }
 
     public func commit(
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
@@ -138,7 +178,8 @@ public final class InMemoryListStore: ListStore {
 }
 
 /// A store that passes every call on to `base` but for those it implements itself: a decorator (timing the
-/// commits, holding them in a test).
+/// commits, holding them in a test). ``ListStore/commitsTogether`` is not passed on (a decorator's own
+/// ``ListStore/commit(list:previous:at:next:write:)`` then sees every commit) but by a decorator that says so.
 public protocol ListStoreDecorator: ListStore {
     var base: any ListStore { get }
 }
