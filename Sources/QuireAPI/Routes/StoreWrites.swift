@@ -130,8 +130,8 @@ final class StoreWrites: Sendable {
     /// (``ListRegistry/write(together:)``: one sync of the disk for all, group commit); the connection waits
     /// suspended until `answer` made its response from the outcome. The writer takes every write queued while it
     /// committed the last batch: nothing waits for company (a write that finds it free is taken at once), and
-    /// under load each sync serves every write that arrived during the one before. For a store that waits only on
-    /// this machine's disk (a database would serialize its round trips behind one thread: its writes go to lanes).
+    /// under load each sync serves every write that arrived during the one before. For a store in memory or on this
+    /// machine's disk (a database would serialize its round trips behind one thread: its writes go to lanes).
     func together(
         _ write: ListRegistry.QueuedWrite, in registry: ListRegistry,
         answer: @escaping @Sendable (Result<ListRegistry.Commit, ListRegistry.WriteError>) -> Response
@@ -181,12 +181,16 @@ final class StoreWrites: Sendable {
     /// libmicrohttpd's threads waits on the disk, for one commit (the lanes exist so that a store that stops
     /// answering holds up no connection but its writes'); once a busy producer overlaps its writes, they all go to
     /// the writer and share syncs (group commit).
-    func alone(_ write: () throws(Problem) -> Reply) throws(Problem) -> Reply? {
+    ///
+    /// `syncs`: whether the write waits on the disk. A store in memory (``ListStore/answersAtOnce``) has no disk to
+    /// stall: its slow writes (a large list replaced) bar nothing.
+    func alone(syncs: Bool = true, _ write: () throws(Problem) -> Reply) throws(Problem) -> Reply? {
         guard offThread.load(ordering: .relaxed) == 0,
-            DispatchTime.now().uptimeNanoseconds >= aloneBarredUntil.load(ordering: .relaxed),
+            !syncs || DispatchTime.now().uptimeNanoseconds >= aloneBarredUntil.load(ordering: .relaxed),
             aloneUnderWay.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         else { return nil }
         defer { aloneUnderWay.store(false, ordering: .releasing) }
+        guard syncs else { return try immediate(write) }
         let started = DispatchTime.now().uptimeNanoseconds
         defer {
             let ended = DispatchTime.now().uptimeNanoseconds

@@ -119,16 +119,17 @@ final class APIContext: Sendable {
 
     /// The reply of a producer's write, read from its request on this thread (libmicrohttpd's), made where its
     /// store lets it be made soonest (``StoreWrites``):
-    /// - a store that answers at once (``ListRegistry/storeAnswersAtOnce``): here, nothing can hold the thread;
-    /// - a store that waits only on this machine's disk (``ListRegistry/storeSyncsLocally``): here when no other
-    ///   write is under way (``StoreWrites/alone(_:)``), else by the store's one writer, which commits every write
-    ///   queued meanwhile in one transaction (``StoreWrites/together(_:in:answer:)``);
+    /// - a store in memory or on this machine's disk (``ListRegistry/storeAnswersAtOnce``,
+    ///   ``ListRegistry/storeSyncsLocally``): here when no other write is under way (``StoreWrites/alone(_:)``),
+    ///   else by the store's one writer, which makes every write queued meanwhile and commits them in one
+    ///   transaction (``StoreWrites/together(_:in:answer:)``). In memory too: measured, a batch costs less than
+    ///   the same writes made at once on two threads that meet on the store's one connection (82 µs of the
+    ///   server's time a write against 117);
     /// - any other (a database): on the lane of its list, so that a store that stops answering holds up nothing else.
     private func made(_ write: ListRegistry.QueuedWrite) throws(Problem) -> Reply {
         let now = { [self] () throws(Problem) -> Reply in .response(writeNow(write)) }
-        if registry.storeAnswersAtOnce { return try storeWrites.immediate(now) }
-        if registry.storeSyncsLocally {
-            if let reply = try storeWrites.alone(now) { return reply }
+        if registry.storeAnswersAtOnce || registry.storeSyncsLocally {
+            if let reply = try storeWrites.alone(syncs: registry.storeSyncsLocally, now) { return reply }
             return storeWrites.together(write, in: registry) { [self] in writeResponse($0, list: write.name) }
         }
         return storeWrites.deferred(list: write.name) { [self] in writeNow(write) }
