@@ -43,8 +43,9 @@ extension SQLiteListStore {
     /// - Throws: ``StoreError``; the transaction is rolled back then, and the file holds none of them.
     public func commit(together commits: [ListCommit]) throws {
         let works = commits.map { commit in
-            let changes = commit.next.storageChanges(
-                since: commit.previous, keepsLabels: commit.write?.keepsLabels ?? false)
+            let changes =
+                commit.changes
+                ?? commit.next.storageChanges(since: commit.previous, keepsLabels: commit.write?.keepsLabels ?? false)
             return { @Sendable (db: Database) throws in
                 try self.write(changes, list: commit.list, next: commit.next, isNew: commit.previous == nil, in: db)
             }

@@ -115,4 +115,36 @@ struct WriteTogetherTests {
         #expect(try again[1].get().version.itemCount == 1)
         #expect(try SQLiteListStore(path: path).loadAll(limits: ListLimits())["c"]?.itemCount == 1)
     }
+
+    @Test("a write prepared on a version that another write replaced meanwhile is made again on the current one")
+    func prepared() throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("together.sqlite")
+        let store = try SQLiteListStore(path: path)
+        let registry = ListRegistry(store: store, limits: ListLimits())
+        _ = try registry.write("a") { _ throws(ListRegistry.WriteError) in .replace(try! document(Self.empty)) }
+
+        var stale = ListRegistry.QueuedWrite("a", mustExist: true, write: try Self.insert("late"))
+        registry.prepare(&stale)
+        var refused = ListRegistry.QueuedWrite("a", mustExist: true, write: try Self.insert("first"))
+        registry.prepare(&refused)
+        let first = try Self.insert("first")
+        _ = try registry.write("a") { _ throws(ListRegistry.WriteError) in first }
+        var current = ListRegistry.QueuedWrite("a", mustExist: true, write: try Self.insert("next"))
+        registry.prepare(&current)
+
+        let outcomes = registry.write(together: [current, stale, refused])
+        // Prepared on the version the batch starts from: made as prepared.
+        #expect(try outcomes[0].get().version.itemCount == 2)
+        // Prepared on a version without "first": made again on the batch's, which has "first" and "next".
+        #expect(try outcomes[1].get().version.itemCount == 3)
+        // Prepared as valid, refused on the version it meets ("first" is there now).
+        guard case .failure(.invalidOp) = outcomes[2] else {
+            Issue.record("the duplicate is refused on the version it meets, got \(outcomes[2])")
+            return
+        }
+        let stored = try SQLiteListStore(path: path).loadAll(limits: ListLimits())["a"]
+        #expect(stored?.documentBytes == registry.version(of: "a")?.documentBytes)
+        #expect(stored?.itemCount == 3)
+    }
 }

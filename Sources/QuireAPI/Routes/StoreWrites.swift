@@ -170,6 +170,9 @@ final class StoreWrites: Sendable {
                 queued.outcome.set(response)
                 queued.pending.resume(with: response)
             }
+            // The versions these writes replaced are freed by another thread (their queued writes hold the last
+            // references): measured, freeing them took a tenth of this one thread's time.
+            DispatchQueue.global().async { withExtendedLifetime((taken, outcomes)) {} }
         }
     }
 

@@ -130,7 +130,9 @@ final class APIContext: Sendable {
         let now = { [self] () throws(Problem) -> Reply in .response(writeNow(write)) }
         if registry.storeAnswersAtOnce || registry.storeSyncsLocally {
             if let reply = try storeWrites.alone(syncs: registry.storeSyncsLocally, now) { return reply }
-            return storeWrites.together(write, in: registry) { [self] in writeResponse($0, list: write.name) }
+            var prepared = write
+            registry.prepare(&prepared)
+            return storeWrites.together(prepared, in: registry) { [self] in writeResponse($0, list: write.name) }
         }
         return storeWrites.deferred(list: write.name) { [self] in writeNow(write) }
     }

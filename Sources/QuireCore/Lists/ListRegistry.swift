@@ -395,6 +395,8 @@ public final class ListRegistry: Sendable {
         public var ifMatch: IfMatch?
         public var mustExist: Bool
         public var write: ListWrite
+        /// The write made beforehand on the version then held (``prepare(_:)``).
+        public fileprivate(set) var prepared: Prepared?
 
         public init(_ name: String, ifMatch: IfMatch? = nil, mustExist: Bool = false, write: ListWrite) {
             self.name = name
@@ -402,6 +404,27 @@ public final class ListRegistry: Sendable {
             self.mustExist = mustExist
             self.write = write
         }
+    }
+
+    /// A queued write made on the version held when it was read: what it builds from that version (or why it
+    /// cannot), and the rows that change.
+    public struct Prepared: Sendable {
+        fileprivate let base: ListVersion
+        fileprivate let outcome: Result<(next: ListVersion, changes: StorageChanges), WriteError>
+    }
+
+    /// Makes `write` on the version of its list held now, if the list is held, for ``write(together:)`` to use
+    /// when the list is still at that version then (else it makes the write again on the version it finds). So
+    /// the work of a write (its ops applied, the rows that change found) is done by the thread that received it,
+    /// in parallel with others, and the one thread that commits does little more than store and publish. Holds
+    /// no lock: a write to the same list that comes between costs one write made twice.
+    public func prepare(_ write: inout QueuedWrite) {
+        guard let base = version(of: write.name) else { return }
+        let outcome = Result { () throws(WriteError) -> (next: ListVersion, changes: StorageChanges) in
+            let next = try write.write.apply(to: base, limits: limits)
+            return (next, next.storageChanges(since: base, keepsLabels: write.write.keepsLabels))
+        }
+        write.prepared = Prepared(base: base, outcome: outcome)
     }
 
     /// Makes `writes` in their order, each checked and built as ``write(_:ifMatch:mustExist:change:)`` does it, and
@@ -461,7 +484,15 @@ public final class ListRegistry: Sendable {
                     if let ifMatch = queued.ifMatch, previous.map({ ifMatch.matches($0.version) }) != true {
                         throw .versionMismatch(current: previous?.version ?? 0)
                     }
-                    var next = try queued.write.apply(to: previous, limits: limits)
+                    var next: ListVersion
+                    var changes: StorageChanges?
+                    // A list's versions are numbered on across its lives (``ListStore/retiredVersion(of:)``): its
+                    // version number names its content.
+                    if let prepared = queued.prepared, prepared.base.version == previous?.version {
+                        (next, changes) = try prepared.outcome.get()
+                    } else {
+                        next = try queued.write.apply(to: previous, limits: limits)
+                    }
                     if previous == nil {
                         // As in a write of its own: a name deleted before goes on from the deleted list's versions.
                         let retired: UInt64
@@ -470,7 +501,9 @@ public final class ListRegistry: Sendable {
                         }
                         if next.version <= retired { next = next.renumbered(as: retired + 1) }
                     }
-                    commits.append(ListCommit(list: queued.name, previous: previous, next: next, write: queued.write))
+                    commits.append(
+                        ListCommit(
+                            list: queued.name, previous: previous, next: next, write: queued.write, changes: changes))
                     if !written.contains(queued.name) { made.append(index) }
                     written.insert(queued.name)
                     current[queued.name] = .some(next)

@@ -128,12 +128,17 @@ public struct ListCommit: Sendable {
     public var previous: ListVersion?
     public var next: ListVersion
     public var write: ListWrite?
+    /// `next.storageChanges(since: previous)`, when it was found already.
+    public var changes: StorageChanges?
 
-    public init(list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?) {
+    public init(
+        list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?, changes: StorageChanges? = nil
+    ) {
         self.list = list
         self.previous = previous
         self.next = next
         self.write = write
+        self.changes = changes
     }
 }
 
