@@ -22,9 +22,9 @@ import Synchronization
 /// thread of its own whenever it has work, whatever the pool's threads are doing, so a stuck commit holds only
 /// the writes of its own lane.
 ///
-/// A store that waits only on this machine's disk (a SQLite file) has one writer instead
-/// (``together(_:in:answer:)``): its writes share transactions and syncs, which lanes made them do only by waking
-/// each other (about three thread switches a write where the writer costs a fraction of one).
+/// A store in memory or on this machine's disk (a SQLite file) has one writer instead (``together(_:in:answer:)``):
+/// its writes share transactions and syncs, which lanes made them do only by waking each other (about three thread
+/// switches a write where the writer costs a fraction of one).
 ///
 /// A write always answers with its own outcome: on shutdown, a write still running is waited for (its
 /// commit is neither lost nor answered as refused), and ``waitUntilIdle()`` lets the service wait for every
