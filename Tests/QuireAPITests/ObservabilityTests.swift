@@ -56,6 +56,7 @@ struct ObservabilityTests {
         #expect(text.contains(#"quire_http_requests_total{method="PUT",route="/v1/lists/{list}",status="201"} 1"#))
         #expect(text.contains(#"quire_http_request_duration_seconds_bucket{route="/v1/lists/{list}""#))
         #expect(text.contains("quire_store_write_duration_seconds_count 1"))
+        #expect(text.contains("quire_store_commits_total 1"))
         #expect(text.contains("quire_sessions_active 1"))
         #expect(text.contains("quire_lists_resident 1"))
         #expect(text.contains("quire_items_resident 3"))

@@ -79,6 +79,8 @@ final class ServiceMetrics: RequestObserver {
         weak var server: HTTPServer?
     }
     let storeWrites: DurationHistogram
+    /// Transactions committed to the store.
+    let storeCommits: Counter
     /// Loads of a list from the store.
     private let listLoads: DurationHistogram
     private let lists: Gauge
@@ -124,6 +126,11 @@ final class ServiceMetrics: RequestObserver {
             descriptor: Self.name(
                 "quire_store_write_duration_seconds", "Time to commit one list write to the store, in seconds."),
             buckets: Self.seconds)
+        storeCommits = registry.makeCounter(
+            descriptor: Self.name(
+                "quire_store_commits_total",
+                "Transactions committed to the store; a batch of writes is one (writes per transaction: quire_store_write_duration_seconds_count over this)."
+            ))
         listLoads = registry.makeDurationHistogram(
             descriptor: Self.name(
                 "quire_list_load_seconds", "Time to load one list from the store into memory, in seconds."),
@@ -359,10 +366,11 @@ final class ServiceMetrics: RequestObserver {
     }
 }
 
-/// A store that times every commit into the service's metrics.
+/// A store that times every commit into the service's metrics, and counts its transactions.
 struct TimedListStore: ListStoreDecorator {
     let base: any ListStore
     let timer: DurationHistogram
+    let commits: Counter
 
     /// The store's own: timing a commit makes it wait on nothing.
     var answersAtOnce: Bool { base.answersAtOnce }
@@ -380,6 +388,7 @@ struct TimedListStore: ListStoreDecorator {
             for _ in commits { timer.record(elapsed) }
         }
         try base.commit(together: commits)
+        self.commits.increment()
     }
 
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
@@ -387,7 +396,9 @@ struct TimedListStore: ListStoreDecorator {
     {
         let start = ContinuousClock.now
         defer { timer.record(ContinuousClock.now - start) }
-        return try base.commit(list: list, previous: previous, at: position, next: next, write: write)
+        let position = try base.commit(list: list, previous: previous, at: position, next: next, write: write)
+        commits.increment()
+        return position
     }
 }
 

@@ -33,7 +33,8 @@ public final class QuireService: Sendable {
         let metrics = ServiceMetrics(
             accessLog: configuration.accessLog ? accessLog ?? LoggerAccessLog(logger: logger) : nil)
         let registry = ListRegistry(
-            store: TimedListStore(base: store, timer: metrics.storeWrites), limits: configuration.limits,
+            store: TimedListStore(base: store, timer: metrics.storeWrites, commits: metrics.storeCommits),
+            limits: configuration.limits,
             memoryBudget: configuration.lists.memoryBytes,
             idleTimeout: configuration.lists.idleSeconds > 0
                 ? .milliseconds(Int64((configuration.lists.idleSeconds * 1000).rounded())) : nil)
