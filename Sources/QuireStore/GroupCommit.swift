@@ -103,13 +103,7 @@ final class GroupCommit: Sendable {
         }
         var failure: (any Error)?
         do {
-            try database.writeWithoutTransaction { db in
-                try RawStatement.transaction(db) {
-                    for pending in batch { try pending.work(db) }
-                }
-            }
-            commits.add(1, ordering: .relaxed)
-            writes.add(batch.count, ordering: .relaxed)
+            try together(batch.map(\.work))
         } catch {
             failure = error
         }

@@ -113,16 +113,22 @@ extension APIContext {
         return writeResponse(outcome, list: write.name)
     }
 
-    /// `DELETE /v1/lists/{list}`: `204`; its sessions end.
-    func deleteList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
-        let name = try RequestInput.listName(parameters)
-        let ifMatch = try RequestInput.ifMatch(request)
+    /// `DELETE /v1/lists/{list}`: `204`; its sessions end. The request read here; the delete is made by
+    /// ``deleteNow(_:ifMatch:)``.
+    func deleteList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> (
+        name: String, ifMatch: ListRegistry.IfMatch?
+    ) {
+        (try RequestInput.listName(parameters), try RequestInput.ifMatch(request))
+    }
+
+    /// The answer of a delete of `name`, made now on this thread.
+    func deleteNow(_ name: String, ifMatch: ListRegistry.IfMatch?) -> Response {
         do throws(ListRegistry.WriteError) {
             try registry.delete(name, ifMatch: ifMatch)
         } catch {
-            throw problem(for: error, list: name)
+            return problem(for: error, list: name).response
         }
-        return .response(Response(status: 204))
+        return Response(status: 204)
     }
 
     private func problem(for error: ListRegistry.WriteError, list: String) -> Problem {

@@ -94,7 +94,8 @@ final class APIContext: Sendable {
             try page(request, parameters)
         }
         router.on("DELETE", "/v1/lists/{list}", access: .writeList) { [self] request, parameters, _ in
-            try offloaded(parameters) { [self] () throws(Problem) in try deleteList(request, parameters) }
+            let (name, ifMatch) = try deleteList(request, parameters)
+            return try offloaded(list: name) { [self] in deleteNow(name, ifMatch: ifMatch) }
         }
         router.on("POST", "/v1/lists/{list}/ops", access: .writeList) { [self] request, parameters, _ in
             try made(applyOps(request, parameters))
@@ -137,26 +138,14 @@ final class APIContext: Sendable {
         return storeWrites.deferred(list: write.name) { [self] in writeNow(write) }
     }
 
-    /// The reply of a write route's `handler`, made on the lane of the route's `{list}` (``StoreWrites``): a
-    /// problem it throws is its answer, as the router would have made it. Made at once on this thread when the
-    /// store answers at once (``ListRegistry/storeAnswersAtOnce``): nothing can hold the thread then; and when it
-    /// waits only on this machine's disk and no other write is under way (``StoreWrites/alone(_:)``).
-    private func offloaded(
-        _ parameters: RouteParameters, _ handler: @escaping @Sendable () throws(Problem) -> Reply
-    ) throws(Problem) -> Reply {
-        if registry.storeAnswersAtOnce { return try storeWrites.immediate(handler) }
-        if registry.storeSyncsLocally, let reply = try storeWrites.alone(handler) { return reply }
-        return storeWrites.deferred(list: parameters["list"] ?? "") {
-            do throws(Problem) {
-                switch try handler() {
-                case .response(let response): return response
-                case .prepared(let prepared): return prepared.response
-                case .deferred, .stream: preconditionFailure("a write route answers with its outcome")
-                }
-            } catch {
-                return error.response
-            }
-        }
+    /// The reply of a delete of `list`, which `delete` makes: at once on this thread when the store answers at once
+    /// (``ListRegistry/storeAnswersAtOnce``), or when it waits only on this machine's disk and no other write is
+    /// under way (``StoreWrites/alone(_:)``); else on the list's lane (``StoreWrites``).
+    private func offloaded(list: String, _ delete: @escaping @Sendable () -> Response) throws(Problem) -> Reply {
+        let now = { () throws(Problem) -> Reply in .response(delete()) }
+        if registry.storeAnswersAtOnce { return try storeWrites.immediate(now) }
+        if registry.storeSyncsLocally, let reply = try storeWrites.alone(now) { return reply }
+        return storeWrites.deferred(list: list, delete)
     }
 
     /// Stops the housekeeping, refuses new writes and ends every session (the service is stopping, and sessions

@@ -345,11 +345,7 @@ public final class ListRegistry: Sendable {
                 do { previous = try held(name, position: &position) } catch { throw WriteError(storeFailure: error) }
                 let made: (ListWrite?, ListVersion)?
                 do throws(WriteError) {
-                    if mustExist && previous == nil { throw .listNotFound }
-                    // A list that does not exist matches no tag: If-Match cannot create a list.
-                    if let ifMatch, previous.map({ ifMatch.matches($0.version) }) != true {
-                        throw .versionMismatch(current: previous?.version ?? 0)
-                    }
+                    try Self.check(previous, ifMatch: ifMatch, mustExist: mustExist)
                     made = try make(previous)
                 } catch {
                     if try recheck(name, verified: &verified, position: &position, events: &events) { continue }
@@ -359,13 +355,7 @@ public final class ListRegistry: Sendable {
                     guard let previous else { throw .listNotFound }
                     return Commit(version: previous, created: false)
                 }
-                var next = built
-                if previous == nil {
-                    // A name deleted before: its versions go on from the deleted list's, never from 1 anew.
-                    let retired: UInt64
-                    do { retired = try store.retiredVersion(of: name) } catch { throw WriteError(storeFailure: error) }
-                    if next.version <= retired { next = next.renumbered(as: retired + 1) }
-                }
+                var next = previous == nil ? try numberedOn(built, name) : built
                 do {
                     if let logged = try store.commit(
                         list: name, previous: previous, at: position, next: next, write: write)
@@ -480,10 +470,7 @@ public final class ListRegistry: Sendable {
                         }
                         current[queued.name] = .some(previous)
                     }
-                    if queued.mustExist && previous == nil { throw .listNotFound }
-                    if let ifMatch = queued.ifMatch, previous.map({ ifMatch.matches($0.version) }) != true {
-                        throw .versionMismatch(current: previous?.version ?? 0)
-                    }
+                    try Self.check(previous, ifMatch: queued.ifMatch, mustExist: queued.mustExist)
                     var next: ListVersion
                     var changes: StorageChanges?
                     // A list's versions are numbered on across its lives (``ListStore/retiredVersion(of:)``): its
@@ -493,14 +480,7 @@ public final class ListRegistry: Sendable {
                     } else {
                         next = try queued.write.apply(to: previous, limits: limits)
                     }
-                    if previous == nil {
-                        // As in a write of its own: a name deleted before goes on from the deleted list's versions.
-                        let retired: UInt64
-                        do { retired = try store.retiredVersion(of: queued.name) } catch {
-                            throw WriteError(storeFailure: error)
-                        }
-                        if next.version <= retired { next = next.renumbered(as: retired + 1) }
-                    }
+                    if previous == nil { next = try numberedOn(next, queued.name) }
                     commits.append(
                         ListCommit(
                             list: queued.name, previous: previous, next: next, write: queued.write, changes: changes))
@@ -529,6 +509,24 @@ public final class ListRegistry: Sendable {
             }
             return outcomes
         }
+    }
+
+    /// A write's checks on the version it would replace (`nil`: the list does not exist), in the order of
+    /// checks: existence for a write that needs the list, then `If-Match` (a list that does not exist matches no
+    /// tag: `If-Match` cannot create a list).
+    private static func check(_ previous: ListVersion?, ifMatch: IfMatch?, mustExist: Bool) throws(WriteError) {
+        if mustExist && previous == nil { throw .listNotFound }
+        if let ifMatch, previous.map({ ifMatch.matches($0.version) }) != true {
+            throw .versionMismatch(current: previous?.version ?? 0)
+        }
+    }
+
+    /// `version`, the first of a list `name` creates, numbered on from the last version of a list of that name
+    /// deleted before (``ListStore/retiredVersion(of:)``), never from 1 anew.
+    private func numberedOn(_ version: ListVersion, _ name: String) throws(WriteError) -> ListVersion {
+        let retired: UInt64
+        do { retired = try store.retiredVersion(of: name) } catch { throw WriteError(storeFailure: error) }
+        return version.version <= retired ? version.renumbered(as: retired + 1) : version
     }
 
     /// Runs `body` under the write locks of `names` (taken in their order), with the log positions the registry
