@@ -32,13 +32,14 @@
                                                      write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
-  scripts/bench.py writes [--seconds S] [--connections C] [--no-postgres | --only-postgres]
+  scripts/bench.py writes [--rounds N] [--seconds S] [--connections C] [--no-postgres | --only-postgres]
                                                      64 producers inserting one item at a time into 1,000 lists (wrk,
                                                      bench/writes.lua): acknowledged writes/s on the in-memory store
                                                      and on SQLite, beside page reads/s of the same server, the
                                                      disk's one-at-a-time fdatasync rate, and a lone producer's
-                                                     latency against one fdatasync; then on PostgreSQL (its own
-                                                     server, scripts/pg-local) beside pgbench -N with as many clients
+                                                     latency against one fdatasync, in N rounds (each ratio: the
+                                                     median of its rounds); then on PostgreSQL (its own server,
+                                                     scripts/pg-local) beside pgbench -N with as many clients, once
                                                      (--only-postgres: that row alone)
   scripts/bench.py filters                           filtered sessions (API.md 4d): a 1-item write with 1,000 sessions
                                                      on 1,000 equality filters vs none; 10,000 long polls over 100
@@ -1311,7 +1312,6 @@ def writes(options):
         sys.exit("writes: wrk is missing (make deps-bench)")
     script = os.path.join(BENCH, "writes.lua")
     folder = tempfile.mkdtemp(prefix="quire-writes-")
-    syncs, sync_ms = fdatasync_rate(folder)
 
     def producers(environment):
         """Acknowledged writes/s of the producers, page reads/s of the same server, and a lone producer's p50 and
@@ -1345,8 +1345,14 @@ def writes(options):
         process.wait(timeout=30)
         return rate, pages, lone_p50, lone_p99
 
-    stores = () if options.only_postgres else (":memory:", os.path.join(folder, "quire.sqlite"))
-    results = {store: producers({"QUIRE_STORAGE_PATH": store}) for store in stores}
+    # Rounds alternate the stores, each with the disk's fdatasync rate of that moment: on a shared machine any one
+    # of these figures moves by a tenth or more between runs, and a ratio of two taken minutes apart by more.
+    rounds = []
+    for number in range(0 if options.only_postgres else options.rounds):
+        syncs, sync_ms = fdatasync_rate(folder)
+        memory = producers({"QUIRE_STORAGE_PATH": ":memory:"})
+        sqlite = producers({"QUIRE_STORAGE_PATH": os.path.join(folder, f"quire-{number}.sqlite")})
+        rounds.append((memory, sqlite, syncs, sync_ms))
     postgres = None
     if not options.no_postgres:
         # PostgreSQL of its own (scripts/pg-local), pgbench's simple-update load with as many clients, then Quire's
@@ -1368,19 +1374,31 @@ def writes(options):
             postgres = (rate, tps)
         finally:
             subprocess.run([pg_local, "remove", pg_dir], capture_output=True)
+    def median_row(name, ratio, figure, digits, target, met):
+        """A row of the rounds: the median of `ratio` over them, with each round's, and `figure` of the round that
+        gave the median."""
+        ratios = [ratio(*r) for r in rounds]
+        middle = sorted(range(len(rounds)), key=lambda k: ratios[k])[len(rounds) // 2]
+        median = statistics.median(ratios)
+        each = ", ".join(f"{x:.{digits}f}" for x in ratios)
+        return name, f"{median:.{digits}f} (rounds {each}; median round {figure(*rounds[middle])})", target, met(median)
+
     rows = []
-    if results:
-        memory, sqlite = results[":memory:"], results[os.path.join(folder, "quire.sqlite")]
+    if rounds:
         rows += [
-            ("in-memory store: writes/s ÷ page reads/s (same server)",
-             f"{memory[0]:,.0f} / {memory[1]:,.0f} = {memory[0] / memory[1]:.3f}", ">= 0.2", memory[0] / memory[1] >= 0.2),
-            ("SQLite: writes/s ÷ the in-memory store's writes/s",
-             f"{sqlite[0]:,.0f} / {memory[0]:,.0f} = {sqlite[0] / memory[0]:.2f}", ">= 0.8", sqlite[0] / memory[0] >= 0.8),
-            ("SQLite: writes/s ÷ the disk's one-at-a-time fdatasync/s",
-             f"{sqlite[0]:,.0f} / {syncs:,.0f} = {sqlite[0] / syncs:.2f}", ">= 2", sqlite[0] / syncs >= 2),
-            ("one producer alone on SQLite: p50 latency ÷ one fdatasync",
-             f"{sqlite[2]:.3f} / {sync_ms:.3f} ms = {sqlite[2] / sync_ms:.2f} (p99 {sqlite[3]:.2f} ms)", "<= 1.5",
-             sqlite[2] / sync_ms <= 1.5),
+            median_row("in-memory store: writes/s ÷ page reads/s (same server)",
+                       lambda m, q, s, ms: m[0] / m[1], lambda m, q, s, ms: f"{m[0]:,.0f} / {m[1]:,.0f}", 3, ">= 0.2",
+                       lambda x: x >= 0.2),
+            median_row("SQLite: writes/s ÷ the in-memory store's writes/s",
+                       lambda m, q, s, ms: q[0] / m[0], lambda m, q, s, ms: f"{q[0]:,.0f} / {m[0]:,.0f}", 2, ">= 0.8",
+                       lambda x: x >= 0.8),
+            median_row("SQLite: writes/s ÷ the disk's one-at-a-time fdatasync/s",
+                       lambda m, q, s, ms: q[0] / s, lambda m, q, s, ms: f"{q[0]:,.0f} / {s:,.0f}", 2, ">= 2",
+                       lambda x: x >= 2),
+            median_row("one producer alone on SQLite: p50 latency ÷ one fdatasync",
+                       lambda m, q, s, ms: q[2] / ms,
+                       lambda m, q, s, ms: f"{q[2]:.3f} / {ms:.3f} ms, p99 {q[3]:.2f} ms", 2, "<= 1.5",
+                       lambda x: x <= 1.5),
         ]
     if postgres:
         (rate, _, p50, p99), tps = postgres
@@ -1388,8 +1406,8 @@ def writes(options):
                      f"{rate:,.0f} / {tps:,.0f} = {rate / tps:.2f} (lone p50 {p50:.2f} ms, p99 {p99:.2f} ms)", ">= 0.5",
                      rate / tps >= 0.5))
     print(f"writes: {options.connections} producers, one-item inserts at random into 1,000 lists, "
-          f"{options.seconds} s each (wrk, bench/writes.lua)")
-    width = max(len(row[0]) for row in rows)
+          f"{options.seconds} s each (wrk, bench/writes.lua), {len(rounds)} rounds")
+    width = max((len(row[0]) for row in rows), default=0)
     for name, figure, target, met in rows:
         print(f"  {name:<{width}}  {figure:<44} {target:<7} {'met' if met else 'MISSED'}")
 
@@ -1641,6 +1659,7 @@ def main():
     ins.add_argument("--seconds", type=int, default=6)
     commands.add_parser("filters")
     wr = commands.add_parser("writes")
+    wr.add_argument("--rounds", type=int, default=3)
     wr.add_argument("--seconds", type=int, default=8)
     wr.add_argument("--connections", type=int, default=64)
     only = wr.add_mutually_exclusive_group()
