@@ -1374,12 +1374,13 @@ def writes(options):
             postgres = (rate, tps)
         finally:
             subprocess.run([pg_local, "remove", pg_dir], capture_output=True)
+
     def median_row(name, ratio, figure, digits, target, met):
         """A row of the rounds: the median of `ratio` over them, with each round's, and `figure` of the round that
         gave the median."""
         ratios = [ratio(*r) for r in rounds]
         middle = sorted(range(len(rounds)), key=lambda k: ratios[k])[len(rounds) // 2]
-        median = statistics.median(ratios)
+        median = ratios[middle]  # the middle round's (the higher of two with an even count)
         each = ", ".join(f"{x:.{digits}f}" for x in ratios)
         return name, f"{median:.{digits}f} (rounds {each}; median round {figure(*rounds[middle])})", target, met(median)
 
