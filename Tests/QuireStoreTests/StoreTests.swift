@@ -85,6 +85,7 @@ struct StoreTests {
         let reopened = try SQLiteListStore(path: path)
         #expect(try reopened.journalMode() == "wal")
         #expect(try reopened.synchronousMode() == 2)
+        #expect(try reopened.checkpointThreshold() == 10_000)
         let lists = try reopened.loadAll(limits: ListLimits())
         #expect(lists.keys.sorted() == ["inbox", "other"])
         #expect(lists["inbox"]?.documentBytes == versions.last!.documentBytes)
