@@ -79,7 +79,8 @@ final class ServiceMetrics: RequestObserver {
         weak var server: HTTPServer?
     }
     let storeWrites: DurationHistogram
-    /// Transactions committed to the store.
+    /// Commits made to the store: a batch of writes is one (SQLite's ``GroupCommit`` may still put two commits made
+    /// one by one at the same moment in one transaction).
     let storeCommits: Counter
     /// Loads of a list from the store.
     private let listLoads: DurationHistogram
@@ -129,7 +130,7 @@ final class ServiceMetrics: RequestObserver {
         storeCommits = registry.makeCounter(
             descriptor: Self.name(
                 "quire_store_commits_total",
-                "Transactions committed to the store; a batch of writes is one (writes per transaction: quire_store_write_duration_seconds_count over this)."
+                "Commits made to the store; a batch of writes is one (writes per commit: quire_store_write_duration_seconds_count over this)."
             ))
         listLoads = registry.makeDurationHistogram(
             descriptor: Self.name(
