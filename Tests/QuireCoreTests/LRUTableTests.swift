@@ -152,8 +152,9 @@ struct LRUTableTests {
         let id = SessionID.generate()
         #expect(SessionKey(id) == SessionKey(String(decoding: Array(id.utf8), as: UTF8.self)))
         #expect(SessionKey(id).hashValue == SessionKey(String(decoding: Array(id.utf8), as: UTF8.self)).hashValue)
-        // The same 60 bits (the last 11 characters but the last alike), different ids.
-        let other = "X" + id.dropFirst()
+        // The same 60 bits (the last 11 characters but the last alike), different ids: the first character changed
+        // (an id that starts with "X" itself, one in 64, gets a "Y").
+        let other = (id.hasPrefix("X") ? "Y" : "X") + id.dropFirst()
         #expect(SessionKey(other).bits == SessionKey(id).bits)
         #expect(SessionKey(other) != SessionKey(id))
         var table = LRUTable<SessionKey, Int>(capacity: 4, idleTimeout: .max)
