@@ -8,7 +8,8 @@ extension SQLiteListStore {
     /// no list of that name (one lookup in the index on names). The log position is always 0 (no log).
     ///
     /// The list's sections are one range of the `section` table's primary key and its items one range of the
-    /// `item` table's, read in order: each item's stored JSON bytes become its node as they are, nothing parsed.
+    /// `item` table's, sorted by container and position: each item's stored JSON bytes become its node as they
+    /// are, nothing parsed.
     ///
     /// - Throws: ``StoreError`` when the file cannot be read or the list's rows do not form a list.
     /// - Complexity: O(*n* log *n*) for the list's *n* items, plus one index lookup.
@@ -80,13 +81,13 @@ extension SQLiteListStore {
         return sections.sorted { $0.position.lexicographicallyPrecedes($1.position) }.map(\.section)
     }
 
-    /// The items of a list by container, each container's in order: one scan in primary-key order,
-    /// through SQLite's C interface (a million rows load in well under a second this way).
+    /// The items of a list by container, each container's in order: one range of the primary key, sorted by
+    /// SQLite, read through its C interface (a million rows load in about a second this way).
     private static func items(of list: Int64, in db: Database) throws
         -> [StorageChanges.Container: [StorageChanges.Item]]
     {
         let statement = try db.makeStatement(
-            sql: "SELECT nested, parent, id, body FROM item WHERE list = ? ORDER BY list, nested, parent, position")
+            sql: "SELECT nested, parent, id, body FROM item WHERE list = ? ORDER BY nested, parent, position")
         try statement.setArguments([list])
         let handle = statement.sqliteStatement
         var result: [StorageChanges.Container: [StorageChanges.Item]] = [:]
