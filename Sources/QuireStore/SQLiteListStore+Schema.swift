@@ -22,9 +22,13 @@ extension SQLiteListStore {
     ///
     /// Position keys are blobs that sort as the elements do, with room between any two, so inserting or
     /// moving an item rewrites that item's row only (see ``StoragePosition``).
+    static let firstMigration = "v1: lists, sections, items"
+    /// The migration that copies the `item` table of an earlier file into its form keyed by id.
+    static let itemsKeyedByID = "v4: items keyed by id"
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: lists, sections, items") { db in
+        migrator.registerMigration(firstMigration) { db in
             try db.execute(
                 sql: """
                     CREATE TABLE list (
@@ -71,7 +75,7 @@ extension SQLiteListStore {
                         items = (SELECT count(*) FROM item WHERE item.list = list.id);
                     """)
         }
-        migrator.registerMigration("v4: items keyed by id") { db in
+        migrator.registerMigration(itemsKeyedByID) { db in
             try db.execute(
                 sql: """
                     CREATE TABLE item_by_key (

@@ -54,8 +54,11 @@ public final class SQLiteListStore: ListStore {
             group = GroupCommit(database)
             // Only reads until the schema is known to need an upgrade: a damaged file is never written to.
             let migrator = Self.migrator
-            let (superseded, completed) = try database.read { db in
-                (try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db))
+            let (superseded, completed, applied) = try database.read { db in
+                (
+                    try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db),
+                    try migrator.appliedIdentifiers(db)
+                )
             }
             if superseded {
                 throw StoreError.open(path, reason: "its schema is from a newer version of quire")
@@ -63,12 +66,23 @@ public final class SQLiteListStore: ListStore {
             if !completed {
                 try database.read { db in try Self.checkIntegrity(db) }
                 try migrator.migrate(database)
+                if applied.contains(Self.firstMigration), !applied.contains(Self.itemsKeyedByID) {
+                    try Self.compact(database)
+                }
             }
         } catch let error as StoreError {
             throw error
         } catch {
             throw StoreError.open(path, error)
         }
+    }
+
+    /// After the `item` table of an earlier file was copied into its new form (``itemsKeyedByID``): the old
+    /// table's pages, free now, are given back (`VACUUM`), and the WAL, which the copy grew by the table's size,
+    /// is emptied, so that the file does not stay twice its size.
+    private static func compact(_ database: DatabaseQueue) throws {
+        try database.vacuum()
+        try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     /// Refuses a file that SQLite finds damaged (`quick_check`), before a migration writes to it.

@@ -107,15 +107,17 @@ struct SQLiteListingTests {
         #expect(try store.retiredVersion(of: "gone") == 4)
         let loaded = try store.loadAll(limits: ListLimits())
         #expect(loaded["old-tree"]?.version == 7 && loaded["old-tree"]?.itemCount == 4)
-        // Items are keyed by their id now, with no other index, and still load in their order.
+        // Items are keyed by their id now, with no other index, the old table's pages are given back, and the
+        // items still load in their order.
         let schema = try await DatabaseQueue(path: path).read { db in
             (
                 try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('item') WHERE pk > 0 ORDER BY pk"),
                 try String.fetchAll(
-                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'item'")
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'item'"),
+                try Int.fetchOne(db, sql: "PRAGMA freelist_count")
             )
         }
-        #expect(schema.0 == ["list", "id"] && schema.1.isEmpty)
+        #expect(schema.0 == ["list", "id"] && schema.1.isEmpty && schema.2 == 0)
         let document = String(decoding: loaded["old-tree"]?.documentBytes ?? [], as: UTF8.self)
         let order = ["\"1\"", "\"1a\"", "\"1b\"", "\"2\""].map { document.range(of: "\"id\":\($0)")?.lowerBound }
         #expect(order.allSatisfy { $0 != nil } && order.map { $0! } == order.map { $0! }.sorted())
