@@ -1,6 +1,11 @@
 import GRDB
 
 extension SQLiteListStore {
+    /// The migration that creates the schema: a file that has it applied was written by some release.
+    static let firstMigration = "v1: lists, sections, items"
+    /// The migration that copies the `item` table of an earlier file into its form keyed by id.
+    static let itemsKeyedByID = "v4: items keyed by id"
+
     /// The schema, created and upgraded by versioned migrations (GRDB records the applied ones in
     /// `grdb_migrations`). A migration, once released, never changes: a new one is appended.
     ///
@@ -10,22 +15,17 @@ extension SQLiteListStore {
     /// - `item`: one row per item, children included: its container (`parent` is a section id when
     ///   `nested` is 0, an item id when 1), its position key in that container, and its encoded JSON.
     ///   Its primary key is the item's id in its list and nothing else indexes it, so that a write finds each
-    ///   row it touches by its key and changes one B-tree (a second, an index, cost a write a sixth more pages
-    ///   and time); loading sorts the list's rows by container and position.
+    ///   row it touches by its key and changes one B-tree; loading sorts the list's rows by container and position.
     /// - `retired` (v2): the last version of each deleted list, until its name is created again, which goes on
     ///   from there (``retiredVersion(of:)``): a version number never names two contents of a list.
     /// - `list.sections`, `list.items` (v3): the list's sizes (items at every depth), written with its version by
     ///   every commit, so that a listing (``summaries(of:after:limit:)``) reads one row per list and never its
     ///   items. A file of an earlier release has them counted from its rows when it is opened.
     /// - `item` keyed by `(list, id)` (v4; v1 keyed it by position, with an index on ids): a file of an earlier
-    ///   release has the table copied into this form, in one transaction, when it is opened.
+    ///   release has the table copied into this form, in one transaction, and is then compacted, when it is opened.
     ///
     /// Position keys are blobs that sort as the elements do, with room between any two, so inserting or
     /// moving an item rewrites that item's row only (see ``StoragePosition``).
-    static let firstMigration = "v1: lists, sections, items"
-    /// The migration that copies the `item` table of an earlier file into its form keyed by id.
-    static let itemsKeyedByID = "v4: items keyed by id"
-
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration(firstMigration) { db in
