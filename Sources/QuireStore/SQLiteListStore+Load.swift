@@ -82,7 +82,7 @@ extension SQLiteListStore {
     }
 
     /// The items of a list by container, each container's in order: one range of the primary key, sorted by
-    /// SQLite, read through its C interface (a million rows load in about two seconds this way, the sort included).
+    /// SQLite, read through its C interface (what a load costs: docs/performance.md, "The store").
     private static func items(of list: Int64, in db: Database) throws
         -> [StorageChanges.Container: [StorageChanges.Item]]
     {
