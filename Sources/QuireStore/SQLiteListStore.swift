@@ -82,7 +82,7 @@ public final class SQLiteListStore: ListStore {
     /// is emptied, so that the file does not stay twice its size.
     private static func compact(_ database: DatabaseQueue) throws {
         try database.vacuum()
-        try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     /// Refuses a file that SQLite finds damaged (`quick_check`), before a migration writes to it.

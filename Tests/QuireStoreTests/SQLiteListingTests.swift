@@ -69,35 +69,39 @@ struct SQLiteListingTests {
         ) WITHOUT ROWID;
         """
 
+    /// Writes a file of ``previousSchema`` at `path`: `old-tree` at version 7, with sections `a` (items 1, with
+    /// children 1a and 1b, and 2) and `b` (a header, no item); `Old-empty` at version 1, with no section; `gone`
+    /// deleted at version 4.
+    static func writePreviousFile(at path: String) async throws {
+        try FileManager.default.createDirectory(
+            at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        let file = try DatabaseQueue(path: path)
+        try await file.write { db in
+            try db.execute(sql: Self.previousSchema)
+            try db.execute(
+                sql: """
+                    INSERT INTO list (id, name, version) VALUES (1, 'old-tree', 7), (2, 'Old-empty', 1);
+                    INSERT INTO section VALUES
+                        (1, 'a', x'00000001', NULL, NULL),
+                        (1, 'b', x'00000002', CAST('{"type":"h","data":null}' AS BLOB), NULL);
+                    INSERT INTO item VALUES
+                        (1, 0, 'a', x'00000001', '1', CAST('{"id":"1","type":"t","data":null}' AS BLOB)),
+                        (1, 0, 'a', x'00000002', '2', CAST('{"id":"2","type":"t","data":{"n":2}}' AS BLOB)),
+                        (1, 1, '1', x'00000001', '1a', CAST('{"id":"1a","type":"t","data":null}' AS BLOB)),
+                        (1, 1, '1', x'00000002', '1b', CAST('{"id":"1b","type":"t","data":null}' AS BLOB));
+                    INSERT INTO retired VALUES ('gone', 4);
+                    """)
+        }
+        try file.close()
+    }
+
     @Test(
         "a file of the previous schema opens, gains the sizes of its lists and its items keyed by id, and lists and serves them as before"
     )
     func previousSchema() async throws {
         let folder = TemporaryFolder()
         let path = folder.path("previous.sqlite")
-        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
-        do {
-            let file = try DatabaseQueue(path: path)
-            try await file.write { db in
-                try db.execute(sql: Self.previousSchema)
-                // `old-tree` at version 7: sections `a` (items 1, with children 1a and 1b, and 2) and `b` (a
-                // header, no item); `Old-empty` at version 1, with no section; `gone` deleted at version 4.
-                try db.execute(
-                    sql: """
-                        INSERT INTO list (id, name, version) VALUES (1, 'old-tree', 7), (2, 'Old-empty', 1);
-                        INSERT INTO section VALUES
-                            (1, 'a', x'00000001', NULL, NULL),
-                            (1, 'b', x'00000002', CAST('{"type":"h","data":null}' AS BLOB), NULL);
-                        INSERT INTO item VALUES
-                            (1, 0, 'a', x'00000001', '1', CAST('{"id":"1","type":"t","data":null}' AS BLOB)),
-                            (1, 0, 'a', x'00000002', '2', CAST('{"id":"2","type":"t","data":{"n":2}}' AS BLOB)),
-                            (1, 1, '1', x'00000001', '1a', CAST('{"id":"1a","type":"t","data":null}' AS BLOB)),
-                            (1, 1, '1', x'00000002', '1b', CAST('{"id":"1b","type":"t","data":null}' AS BLOB));
-                        INSERT INTO retired VALUES ('gone', 4);
-                        """)
-            }
-            try file.close()
-        }
+        try await Self.writePreviousFile(at: path)
         let store = try SQLiteListStore(path: path)
         let expected = [
             ListSummary(name: "Old-empty", version: 1, sections: 0, items: 0),
@@ -132,5 +136,47 @@ struct SQLiteListingTests {
             body: Array(#"{"ops":[{"op":"insertItems","section":"b","items":[{"id":"3","type":"t"}]}]}"#.utf8))
         #expect(insert.status == 200)
         #expect(try service.walk().last == ListSummary(name: "old-tree", version: 8, sections: 2, items: 5))
+    }
+
+    @Test("a backup of a file of the previous schema copies it as it is, leaves it untouched, and the copy serves")
+    func backupOfPreviousSchema() async throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("previous.sqlite")
+        try await Self.writePreviousFile(at: path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let copyPath = folder.path("copy/previous.sqlite")
+        try SQLiteListStore.backup(from: path, to: copyPath)
+        // A backup never upgrades its source: a server of the release that wrote it may be serving it.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        let migrations = try await DatabaseQueue(path: copyPath).read { db in
+            try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+        }
+        #expect(migrations == ["v1: lists, sections, items", "v2: versions of deleted lists"])
+        // The copy is upgraded when a store opens it, and holds the same lists.
+        let copy = try SQLiteListStore(path: copyPath)
+        let loaded = try copy.loadAll(limits: ListLimits())
+        #expect(loaded["old-tree"]?.version == 7 && loaded["old-tree"]?.itemCount == 4)
+        #expect(try copy.retiredVersion(of: "gone") == 4)
+    }
+
+    @Test("a backup of a SQLite file that is not Quire's is refused, and neither file is written")
+    func backupOfAnotherDatabase() async throws {
+        let folder = TemporaryFolder()
+        let path = folder.path("other.sqlite")
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        do {
+            let file = try DatabaseQueue(path: path)
+            try await file.write { db in try db.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)") }
+            try file.close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let copyPath = folder.path("copy.sqlite")
+        #expect {
+            try SQLiteListStore.backup(from: path, to: copyPath)
+        } throws: { error in
+            "\(error)".contains("not a Quire database") && "\(error)".contains(path)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: copyPath))
     }
 }
