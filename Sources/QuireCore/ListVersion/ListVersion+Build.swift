@@ -101,7 +101,20 @@ extension ListVersion {
         _ drafts: [ItemDraft], keys: [Int32], cursor: inout Int, container: Int32, isChild: Bool,
         locations: inout [(Int32, ItemLocation)], labels: [OrderLabel]? = nil
     ) -> PersistentTree<OrderLabel, ItemNode> {
+        guard !drafts.isEmpty else { return ItemNode.noChildren }
         let labels = labels ?? OrderLabel.initial(count: drafts.count)
+        let nodes = buildItemNodes(
+            drafts, keys: keys, cursor: &cursor, container: container, isChild: isChild, locations: &locations,
+            labels: labels)
+        return PersistentTree(sortedElements: labels, nodes)
+    }
+
+    /// The nodes of `drafts`, under `labels` (one each), as ``buildItems(_:keys:cursor:container:isChild:locations:labels:)``
+    /// makes them, without the tree that holds them: for a write that inserts them into a tree already there.
+    static func buildItemNodes(
+        _ drafts: [ItemDraft], keys: [Int32], cursor: inout Int, container: Int32, isChild: Bool,
+        locations: inout [(Int32, ItemLocation)], labels: [OrderLabel]
+    ) -> [ItemNode] {
         var nodes: [ItemNode] = []
         nodes.reserveCapacity(drafts.count)
         for (index, draft) in drafts.enumerated() {
@@ -112,7 +125,7 @@ extension ListVersion {
                 draft.children ?? [], keys: keys, cursor: &cursor, container: key, isChild: true, locations: &locations)
             nodes.append(ItemNode(key: key, draft: draft, children: children))
         }
-        return PersistentTree(sortedElements: labels, nodes)
+        return nodes
     }
 
     /// The ids of `drafts` and their descendants, depth first.

@@ -114,13 +114,10 @@ extension ListVersion {
         var locations: [(Int32, ItemLocation)] = []
         var cursor = 0
         let (containerKey, isChild) = container.parts
-        let built = Self.buildItems(
+        let nodes = Self.buildItemNodes(
             drafts, keys: keys, cursor: &cursor, container: containerKey, isChild: isChild, locations: &locations,
             labels: labels)
-        built.forEach { label, node in
-            tree.insert(node, for: label)
-            return true
-        }
+        for (label, node) in zip(labels, nodes) { tree.insert(node, for: label) }
         for (key, location) in locations {
             itemIndex.insert(location, for: key)
             touch(key)

@@ -12,8 +12,11 @@ final class ItemNode: Sendable, TreeValue {
     let idEnd: Int
     /// Hash of `encoded`.
     let hash: UInt64
-    /// The children, keyed by their position labels.
+    /// The children, keyed by their position labels. Every item without children holds ``noChildren``.
     let children: PersistentTree<OrderLabel, ItemNode>
+    /// The children of every item that has none: one empty tree, rather than an empty node of its own an item (an
+    /// allocation a write, and its bytes kept for each item of every list in memory).
+    static let noChildren = PersistentTree<OrderLabel, ItemNode>()
     /// Items below this one, at any depth.
     var descendantCount: Int { children.weight }
 
@@ -31,7 +34,7 @@ final class ItemNode: Sendable, TreeValue {
         self.encoded = encoded
         self.idEnd = idEnd
         self.hash = hash
-        self.children = children
+        self.children = children.isEmpty ? Self.noChildren : children
     }
 
     /// Levels of children below this one (0 without children).

@@ -263,9 +263,9 @@ private struct StorageWalk {
     ) {
         let oldLeaves = oldTree.leaves
         let newLeaves = newTree.leaves
-        let oldLeafSet = Set(oldLeaves.map(ObjectIdentifier.init))
-        let newLeafSet = Set(newLeaves.map(ObjectIdentifier.init))
-        let oldUnshared = oldLeaves.filter { !newLeafSet.contains(ObjectIdentifier($0)) }
+        var inNew = SharedLeaves(of: newLeaves)
+        let oldUnshared = oldLeaves.filter { !inNew.holds($0) }
+        var inOld = SharedLeaves(of: oldLeaves)
         var oldLeaf = 0
         var oldSlot = 0
         func oldEntry() -> (label: OrderLabel, node: ItemNode)? {
@@ -283,7 +283,7 @@ private struct StorageWalk {
         var run: StorageChanges.ItemRun?
         var lastKept: String?
         for leaf in newLeaves {
-            if oldLeafSet.contains(ObjectIdentifier(leaf)) {
+            if inOld.holds(leaf) {
                 keep(leaf, run: &run, lastKept: &lastKept)
                 continue
             }
@@ -367,5 +367,26 @@ extension PersistentTree {
             return
         }
         for child in node.children { collectLeaves(child, into: &result) }
+    }
+}
+
+/// Which leaves of a tree are also leaves of another (`leaves`, of a version before or after it), asked of the first
+/// tree's leaves in order. Found by walking both in label order rather than through a set of identities (hashing,
+/// and a set allocated, a write): a leaf of both is one node holding the same labels in both, and each tree's leaves
+/// hold disjoint runs of labels in order, so the only leaf of `leaves` that can be a given one is the first not
+/// wholly before it.
+private struct SharedLeaves {
+    private let leaves: [PersistentTree<OrderLabel, ItemNode>.Node]
+    private var index = 0
+
+    init(of leaves: [PersistentTree<OrderLabel, ItemNode>.Node]) {
+        self.leaves = leaves
+    }
+
+    /// Whether `leaf` is one of `leaves`; asked of leaves in label order.
+    mutating func holds(_ leaf: PersistentTree<OrderLabel, ItemNode>.Node) -> Bool {
+        let first = leaf.keys[0]
+        while index < leaves.count, leaves[index].keys[leaves[index].width - 1] < first { index += 1 }
+        return index < leaves.count && leaves[index] === leaf
     }
 }

@@ -58,13 +58,22 @@ struct OrderLabel: Comparable, Hashable, Sendable {
                 var step = (highDigit - lowDigit) / UInt64(count + 1)
                 let nearHigh = low == nil && highBounded
                 if nearHigh || !highBounded { step = min(step, openEndStep) }
-                return (0..<count).map { index in
-                    let digit =
-                        nearHigh
-                        ? highDigit - step * UInt64(count - index)
-                        : lowDigit + step * UInt64(index + 1)
-                    return OrderLabel(digits: prefix + [UInt32(digit)])
+                var labels: [OrderLabel] = []
+                labels.reserveCapacity(count)
+                for index in 0..<count {
+                    let digit = UInt32(
+                        nearHigh ? highDigit - step * UInt64(count - index) : lowDigit + step * UInt64(index + 1))
+                    // Built in place: most labels have one digit and no tail to allocate (a write's labels are made
+                    // on every insert and move).
+                    if prefix.isEmpty {
+                        labels.append(OrderLabel(head: digit))
+                    } else {
+                        var tail = Array(prefix.dropFirst())
+                        tail.append(digit)
+                        labels.append(OrderLabel(head: prefix[0], tail: tail))
+                    }
                 }
+                return labels
             }
             prefix.append(UInt32(lowDigit))
             if highDigit > lowDigit { highBounded = false }
