@@ -357,6 +357,8 @@ extension PersistentTree {
     var leaves: [Node] {
         guard !isEmpty else { return [] }
         var result: [Node] = []
+        // Every leaf but a lone root holds `minimum` elements or more; past 64 leaves (a large list) the array grows.
+        result.reserveCapacity(min(count / Self.minimum + 1, 64))
         Self.collectLeaves(root, into: &result)
         return result
     }
