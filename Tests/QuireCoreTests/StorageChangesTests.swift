@@ -123,6 +123,34 @@ struct StorageChangesTests {
         return ops.joined(separator: ",")
     }
 
+    @Test(
+        "a version's footprint walked alone equals its footprint with shared nodes counted once: one version's trees share no node or buffer",
+        arguments: 0..<10)
+    func footprintOfOneVersion(seed: UInt64) throws {
+        var lists = RandomLists(seed: seed)
+        var current: ListVersion? = nil
+        var testList = lists.list()
+        for _ in 0..<30 {
+            let next: ListVersion
+            if current == nil || lists.chance(30) {
+                testList = lists.edit(testList)
+                next = try current?.replacing(with: testList.json) ?? testList.version()
+            } else {
+                let ops = try Self.randomOps(current!, &lists)
+                guard !ops.isEmpty, let applied = try? applying(current!, ops) else { continue }
+                next = applied
+            }
+            // The registry walks one version alone, without the sets that find shared nodes: counted twice, a node
+            // shared within the version would make it larger than the walk that counts it once.
+            for version in [next, next.compacted()] {
+                let alone = ListVersion.estimatedFootprint(of: [version])
+                #expect(alone == ListVersion.estimatedFootprint(of: [version, version]), "seed \(seed)")
+                #expect(alone > 0)
+            }
+            current = next
+        }
+    }
+
     @Test("applying the changes of random writes to rows and restoring gives the same list", arguments: 0..<20)
     func randomWrites(seed: UInt64) throws {
         var lists = RandomLists(seed: seed)
