@@ -168,24 +168,62 @@ extension SQLiteListStore {
             ids[list] = id
         }
 
-        // Old rows go first, so that new positions never meet a stale one.
-        let deleteSection = try RawStatement(db, "DELETE FROM section WHERE list = ? AND id = ?")
-        for section in changes.removedSections {
-            deleteSection.bind(1, id)
-            deleteSection.bind(2, section)
-            try deleteSection.run()
+        // Old rows go first, so that new positions never meet a stale one. Each statement is looked up only when the
+        // write has rows for it: a lookup in GRDB's cache hashes the statement's text, and an insert needs three of
+        // the nine.
+        if !changes.removedSections.isEmpty {
+            let deleteSection = try RawStatement(db, "DELETE FROM section WHERE list = ? AND id = ?")
+            for section in changes.removedSections {
+                deleteSection.bind(1, id)
+                deleteSection.bind(2, section)
+                try deleteSection.run()
+            }
         }
-        let deleteItem = try RawStatement(db, "DELETE FROM item WHERE list = ? AND id = ?")
-        for item in changes.removedItems + changes.movedItems {
-            deleteItem.bind(1, id)
-            deleteItem.bind(2, item)
-            try deleteItem.run()
+        if !changes.removedItems.isEmpty || !changes.movedItems.isEmpty {
+            let deleteItem = try RawStatement(db, "DELETE FROM item WHERE list = ? AND id = ?")
+            for items in [changes.removedItems, changes.movedItems] {
+                for item in items {
+                    deleteItem.bind(1, id)
+                    deleteItem.bind(2, item)
+                    try deleteItem.run()
+                }
+            }
         }
 
+        if !changes.placedSections.isEmpty {
+            try placeSections(changes.placedSections, list: id, in: db)
+        }
+        if !changes.updatedSections.isEmpty {
+            let updateSection = try RawStatement(
+                db, "UPDATE section SET header = ?, footer = ? WHERE list = ? AND id = ?")
+            for section in changes.updatedSections {
+                updateSection.bind(1, blob: section.header)
+                updateSection.bind(2, blob: section.footer)
+                updateSection.bind(3, id)
+                updateSection.bind(4, section.id)
+                try updateSection.run()
+            }
+        }
+        if !changes.placedItems.isEmpty {
+            try placeItems(changes.placedItems, list: id, in: db)
+        }
+        if !changes.updatedItems.isEmpty {
+            let updateItem = try RawStatement(db, "UPDATE item SET body = ? WHERE list = ? AND id = ?")
+            for item in changes.updatedItems {
+                updateItem.bind(1, blob: item.body)
+                updateItem.bind(2, id)
+                updateItem.bind(3, item.id)
+                try updateItem.run()
+            }
+        }
+    }
+
+    /// Writes the rows of sections placed (new or moved), each run between the stored positions of its anchors.
+    private func placeSections(_ runs: [StorageChanges.SectionRun], list id: Int64, in db: Database) throws {
         let sectionPosition = try RawStatement(db, "SELECT position FROM section WHERE list = ? AND id = ?")
         let placeSection = try RawStatement(
             db, "INSERT OR REPLACE INTO section (list, id, position, header, footer) VALUES (?, ?, ?, ?, ?)")
-        for run in changes.placedSections {
+        for run in runs {
             let low = try run.after.map { try position(of: $0, list: id, with: sectionPosition) }
             let high = try run.before.map { try position(of: $0, list: id, with: sectionPosition) }
             let positions = StoragePosition.between(low, high, count: run.sections.count)
@@ -198,19 +236,14 @@ extension SQLiteListStore {
                 try placeSection.run()
             }
         }
-        let updateSection = try RawStatement(db, "UPDATE section SET header = ?, footer = ? WHERE list = ? AND id = ?")
-        for section in changes.updatedSections {
-            updateSection.bind(1, blob: section.header)
-            updateSection.bind(2, blob: section.footer)
-            updateSection.bind(3, id)
-            updateSection.bind(4, section.id)
-            try updateSection.run()
-        }
+    }
 
+    /// Writes the rows of items placed (new or moved), each run between the stored positions of its anchors.
+    private func placeItems(_ runs: [StorageChanges.ItemRun], list id: Int64, in db: Database) throws {
         let itemPosition = try RawStatement(db, "SELECT position FROM item WHERE list = ? AND id = ?")
         let insertItem = try RawStatement(
             db, "INSERT INTO item (list, nested, parent, position, id, body) VALUES (?, ?, ?, ?, ?, ?)")
-        for run in changes.placedItems {
+        for run in runs {
             let low = try run.after.map { try position(of: $0, list: id, with: itemPosition) }
             let high = try run.before.map { try position(of: $0, list: id, with: itemPosition) }
             let positions = StoragePosition.between(low, high, count: run.items.count)
@@ -228,13 +261,6 @@ extension SQLiteListStore {
                 insertItem.bind(6, blob: item.body)
                 try insertItem.run()
             }
-        }
-        let updateItem = try RawStatement(db, "UPDATE item SET body = ? WHERE list = ? AND id = ?")
-        for item in changes.updatedItems {
-            updateItem.bind(1, blob: item.body)
-            updateItem.bind(2, id)
-            updateItem.bind(3, item.id)
-            try updateItem.run()
         }
     }
 
