@@ -80,6 +80,20 @@ struct StorageChangesTests {
     }
 
     /// A random batch of ops on `version` (some may fail; the caller skips those).
+    /// The next version of a random walk from `current`: the list edited and replaced (always first, then three
+    /// times in ten), else a random batch of ops (`byOps`); `nil` when the ops drawn were none or refused.
+    static func randomNext(
+        of current: ListVersion?, _ testList: inout TestList, _ lists: inout RandomLists
+    ) throws -> (version: ListVersion, byOps: Bool)? {
+        guard let current, !lists.chance(30) else {
+            testList = lists.edit(testList)
+            return (try current?.replacing(with: testList.json) ?? testList.version(), false)
+        }
+        let ops = try randomOps(current, &lists)
+        guard !ops.isEmpty, let applied = try? applying(current, ops) else { return nil }
+        return (applied, true)
+    }
+
     static func randomOps(_ version: ListVersion, _ lists: inout RandomLists) throws -> String {
         let (sections, items) = try ids(version)
         func pick(_ ids: [String]) -> String { ids[Int.random(in: 0..<ids.count, using: &lists.random)] }
@@ -131,15 +145,7 @@ struct StorageChangesTests {
         var current: ListVersion? = nil
         var testList = lists.list()
         for _ in 0..<30 {
-            let next: ListVersion
-            if current == nil || lists.chance(30) {
-                testList = lists.edit(testList)
-                next = try current?.replacing(with: testList.json) ?? testList.version()
-            } else {
-                let ops = try Self.randomOps(current!, &lists)
-                guard !ops.isEmpty, let applied = try? applying(current!, ops) else { continue }
-                next = applied
-            }
+            guard let (next, _) = try Self.randomNext(of: current, &testList, &lists) else { continue }
             // The registry walks one version alone, without the sets that find shared nodes: counted twice, a node
             // shared within the version would make it larger than the walk that counts it once.
             for version in [next, next.compacted()] {
@@ -159,18 +165,8 @@ struct StorageChangesTests {
         var testList = lists.list()
         var opsApplied = 0
         for step in 0..<40 {
-            let next: ListVersion
-            var byOps = false
-            if current == nil || lists.chance(30) {
-                testList = lists.edit(testList)
-                next = try current?.replacing(with: testList.json) ?? testList.version()
-            } else {
-                let ops = try Self.randomOps(current!, &lists)
-                guard !ops.isEmpty, let applied = try? applying(current!, ops) else { continue }
-                next = applied
-                opsApplied += 1
-                byOps = true
-            }
+            guard let (next, byOps) = try Self.randomNext(of: current, &testList, &lists) else { continue }
+            if byOps { opsApplied += 1 }
             if byOps {
                 // The walk by order, which a version made by ops may take too, gives the same rows.
                 var byOrder = model
