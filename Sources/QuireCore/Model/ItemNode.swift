@@ -14,8 +14,9 @@ final class ItemNode: Sendable, TreeValue {
     let hash: UInt64
     /// The children, keyed by their position labels. Every item without children holds ``noChildren``.
     let children: PersistentTree<OrderLabel, ItemNode>
-    /// The children of every item that has none: one empty tree, rather than an empty node of its own an item (an
-    /// allocation a write, and its bytes kept for each item of every list in memory).
+    /// The children of every item that has none, and the items of every section that has none: one empty tree,
+    /// rather than an empty node of its own each (an allocation a write, and its bytes kept for each item of every
+    /// list in memory).
     static let noChildren = PersistentTree<OrderLabel, ItemNode>()
     /// Items below this one, at any depth.
     var descendantCount: Int { children.weight }
