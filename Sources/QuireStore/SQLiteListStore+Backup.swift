@@ -47,12 +47,7 @@ extension SQLiteListStore {
         configuration.label = "quire.backup-source"
         do {
             let file = try DatabaseQueue(path: path, configuration: configuration)
-            let isQuire = try file.read { db in
-                try db.tableExists("grdb_migrations")
-                    && Bool.fetchOne(
-                        db, sql: "SELECT count(*) > 0 FROM grdb_migrations WHERE identifier = ?",
-                        arguments: [firstMigration]) == true
-            }
+            let isQuire = try file.read { db in try migrator.appliedIdentifiers(db).contains(firstMigration) }
             guard isQuire else { throw StoreError.open(path, reason: "not a Quire database (no schema of quire's)") }
             return file
         } catch let error as StoreError {
