@@ -68,7 +68,9 @@ struct OrderLabel: Comparable, Hashable, Sendable {
                     if prefix.isEmpty {
                         labels.append(OrderLabel(head: digit))
                     } else {
-                        var tail = Array(prefix.dropFirst())
+                        var tail: [UInt32] = []
+                        tail.reserveCapacity(prefix.count)
+                        tail.append(contentsOf: prefix.dropFirst())
                         tail.append(digit)
                         labels.append(OrderLabel(head: prefix[0], tail: tail))
                     }
