@@ -1346,12 +1346,18 @@ def writes(options):
         return rate, pages, lone_p50, lone_p99
 
     # Rounds alternate the stores, each with the disk's fdatasync rate of that moment: on a shared machine any one
-    # of these figures moves by a tenth or more between runs, and a ratio of two taken minutes apart by more.
+    # of these figures moves by a tenth or more between runs, and a ratio of two taken minutes apart by more. Which
+    # store goes first alternates too, so that a drift of the machine within rounds favours neither.
     rounds = []
     for number in range(0 if options.only_postgres else options.rounds):
         syncs, sync_ms = fdatasync_rate(folder)
-        memory = producers({"QUIRE_STORAGE_PATH": ":memory:"})
-        sqlite = producers({"QUIRE_STORAGE_PATH": os.path.join(folder, f"quire-{number}.sqlite")})
+        sqlite_settings = {"QUIRE_STORAGE_PATH": os.path.join(folder, f"quire-{number}.sqlite")}
+        if number % 2 == 0:
+            memory = producers({"QUIRE_STORAGE_PATH": ":memory:"})
+            sqlite = producers(sqlite_settings)
+        else:
+            sqlite = producers(sqlite_settings)
+            memory = producers({"QUIRE_STORAGE_PATH": ":memory:"})
         rounds.append((memory, sqlite, syncs, sync_ms))
     postgres = None
     if not options.no_postgres:
