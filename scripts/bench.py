@@ -1351,14 +1351,10 @@ def writes(options):
     rounds = []
     for number in range(0 if options.only_postgres else options.rounds):
         syncs, sync_ms = fdatasync_rate(folder)
-        sqlite_settings = {"QUIRE_STORAGE_PATH": os.path.join(folder, f"quire-{number}.sqlite")}
-        if number % 2 == 0:
-            memory = producers({"QUIRE_STORAGE_PATH": ":memory:"})
-            sqlite = producers(sqlite_settings)
-        else:
-            sqlite = producers(sqlite_settings)
-            memory = producers({"QUIRE_STORAGE_PATH": ":memory:"})
-        rounds.append((memory, sqlite, syncs, sync_ms))
+        stores = {"memory": ":memory:", "sqlite": os.path.join(folder, f"quire-{number}.sqlite")}
+        order = ["memory", "sqlite"] if number % 2 == 0 else ["sqlite", "memory"]
+        made = {name: producers({"QUIRE_STORAGE_PATH": stores[name]}) for name in order}
+        rounds.append((made["memory"], made["sqlite"], syncs, sync_ms))
     postgres = None
     if not options.no_postgres:
         # PostgreSQL of its own (scripts/pg-local), pgbench's simple-update load with as many clients, then Quire's
