@@ -79,7 +79,6 @@ struct StorageChangesTests {
         return (sections.map { $0["id"]!.stringValue! }, items)
     }
 
-    /// A random batch of ops on `version` (some may fail; the caller skips those).
     /// The next version of a random walk from `current`: the list edited and replaced (always first, then three
     /// times in ten), else a random batch of ops (`byOps`); `nil` when the ops drawn were none or refused.
     static func randomNext(
@@ -94,6 +93,7 @@ struct StorageChangesTests {
         return (applied, true)
     }
 
+    /// A random batch of ops on `version` (some may fail; the caller skips those).
     static func randomOps(_ version: ListVersion, _ lists: inout RandomLists) throws -> String {
         let (sections, items) = try ids(version)
         func pick(_ ids: [String]) -> String { ids[Int.random(in: 0..<ids.count, using: &lists.random)] }
@@ -166,8 +166,8 @@ struct StorageChangesTests {
         var opsApplied = 0
         for step in 0..<40 {
             guard let (next, byOps) = try Self.randomNext(of: current, &testList, &lists) else { continue }
-            if byOps { opsApplied += 1 }
             if byOps {
+                opsApplied += 1
                 // The walk by order, which a version made by ops may take too, gives the same rows.
                 var byOrder = model
                 try byOrder.apply(next.storageChanges(since: current), version: next.version)
