@@ -52,8 +52,12 @@ final class GroupCommit: Sendable {
     private let commits = Atomic<Int>(0)
     private let writes = Atomic<Int>(0)
 
-    init(_ database: DatabaseQueue) {
+    /// Told, while the connection is still the batch's, whether its transaction committed.
+    private let settled: @Sendable (Bool) -> Void
+
+    init(_ database: DatabaseQueue, settled: @escaping @Sendable (Bool) -> Void = { _ in }) {
         self.database = database
+        self.settled = settled
     }
 
     /// Transactions committed, and the writes they held (their ratio is the batches' mean size).
@@ -87,9 +91,15 @@ final class GroupCommit: Sendable {
     /// - Throws: the error of the transaction (none of `works` is stored).
     func together(_ works: [@Sendable (Database) throws -> Void]) throws {
         try database.writeWithoutTransaction { db in
-            try RawStatement.transaction(db) {
-                for work in works { try work(db) }
+            do {
+                try RawStatement.transaction(db) {
+                    for work in works { try work(db) }
+                }
+            } catch {
+                settled(false)
+                throw error
             }
+            settled(true)
         }
         commits.add(1, ordering: .relaxed)
         writes.add(works.count, ordering: .relaxed)

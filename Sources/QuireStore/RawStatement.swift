@@ -78,6 +78,39 @@ struct RawStatement {
         try firstRow { sqlite3_column_int64(handle, 0) }
     }
 
+    /// Calls `body` with each row, then resets the statement (also when `body` throws).
+    func forEachRow(_ body: (Columns) throws -> Void) throws {
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw failure(code) }
+            try body(Columns(handle: handle))
+        }
+    }
+
+    /// The columns of the row a statement stands on, valid until its next step.
+    struct Columns {
+        fileprivate let handle: OpaquePointer
+
+        func integer(_ column: Int32) -> Int64 {
+            sqlite3_column_int64(handle, column)
+        }
+
+        func text(_ column: Int32) -> String {
+            String(decoding: bytes(column), as: UTF8.self)
+        }
+
+        /// The column's bytes, valid until the statement's next step.
+        func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count > 0, let start = sqlite3_column_blob(handle, column) else {
+                return UnsafeBufferPointer(start: nil, count: 0)
+            }
+            return UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: count)
+        }
+    }
+
     /// `read` of the first row, `nil` when there is none.
     private func firstRow<Value>(_ read: () -> Value) throws -> Value? {
         defer { sqlite3_reset(handle) }

@@ -5,8 +5,9 @@ import Synchronization
 
 extension SQLiteListStore {
     /// Stores `next` as the version of `list`: only the rows that changed since `previous`, and the version
-    /// number, in a transaction shared with the writes of other lists made at the same moment (``GroupCommit``).
-    /// Returns once the transaction is durable (see the type).
+    /// number (on a file, as an entry of the journal of writes when the change is small, ``journal(_:list:next:isNew:in:)``),
+    /// in a transaction shared with the writes of other lists made at the same moment (``GroupCommit``). Returns once
+    /// the transaction is durable (see the type).
     ///
     /// - Throws: ``StoreError``; the transaction is rolled back then (this write and those it was grouped with),
     ///   and the file holds `previous`.
@@ -26,11 +27,12 @@ extension SQLiteListStore {
                     }
                 }
             } else {
-                try group.write { db in try self.write(changes, list: list, next: next, isNew: isNew, in: db) }
+                try group.write { db in try self.journal(changes, list: list, next: next, isNew: isNew, in: db) }
             }
         } catch {
             throw failedWrite(error)
         }
+        if !answersAtOnce { applyJournalIfDue() }
         return nil
     }
 
@@ -46,8 +48,14 @@ extension SQLiteListStore {
             let changes =
                 commit.changes
                 ?? commit.next.storageChanges(since: commit.previous, keepsLabels: commit.write?.keepsLabels ?? false)
+            let (list, next, isNew) = (commit.list, commit.next, commit.previous == nil)
+            if answersAtOnce {
+                return { @Sendable (db: Database) throws in
+                    try self.write(changes, list: list, next: next, isNew: isNew, in: db)
+                }
+            }
             return { @Sendable (db: Database) throws in
-                try self.write(changes, list: commit.list, next: commit.next, isNew: commit.previous == nil, in: db)
+                try self.journal(changes, list: list, next: next, isNew: isNew, in: db)
             }
         }
         do {
@@ -55,6 +63,7 @@ extension SQLiteListStore {
         } catch {
             throw failedWrite(error)
         }
+        if !answersAtOnce { applyJournalIfDue() }
     }
 
     /// Stores `next` as the version of `list` (see ``commit(list:previous:next:write:)``).
@@ -70,7 +79,11 @@ extension SQLiteListStore {
     public func create(_ lists: some Sequence<(name: String, version: ListVersion)>) throws {
         do {
             try database.writeWithoutTransaction { db in
+                // The journal is applied and emptied first: its rows of these names would be applied on top of them
+                // at the next opening (a list created here may have a lower version than a journaled write had).
+                try applyJournal(of: journalEntries.entries(of: nil), in: db)
                 try RawStatement.transaction(db) {
+                    try RawStatement(db, "DELETE FROM journal").run()
                     for (name, version) in lists {
                         try self.write(
                             version.storageChanges(since: nil), list: name, next: version, isNew: true, in: db)
@@ -97,6 +110,7 @@ extension SQLiteListStore {
                         arguments: [list, Int64(bitPattern: previous.version)])
                     return .commit
                 }
+                journalEntries.drop([list])
             }
         } catch {
             throw StoreError.write(path, error)
@@ -107,7 +121,7 @@ extension SQLiteListStore {
     /// The last version of a deleted list of this name, 0 if none (see ``ListStore/retiredVersion(of:)``).
     public func retiredVersion(of list: String) throws -> UInt64 {
         do {
-            let stored = try database.read { db in
+            let stored = try readApplied(for: list) { db in
                 try Int64.fetchOne(db, sql: "SELECT version FROM retired WHERE name = ?", arguments: [list])
             }
             return stored.map { UInt64(bitPattern: $0) } ?? 0
@@ -133,10 +147,20 @@ extension SQLiteListStore {
         try db.execute(sql: "DELETE FROM list WHERE id = ?", arguments: [id])
     }
 
-    private func write(
+    func write(
         _ changes: StorageChanges, list: String, next: ListVersion, isNew: Bool, in db: Database
     ) throws {
-        let version = Int64(bitPattern: next.version)
+        try write(
+            changes, list: list, version: Int64(bitPattern: next.version), sections: next.sectionCount,
+            items: next.itemCount, isNew: isNew, in: db)
+    }
+
+    /// Writes a list's changed rows and its row (`version` and sizes), in the caller's transaction: a commit's
+    /// on `:memory:`, the journal's application on a file (``applyJournal(of:in:)``).
+    func write(
+        _ changes: StorageChanges, list: String, version: Int64, sections: Int, items: Int, isNew: Bool,
+        in db: Database
+    ) throws {
         let id: Int64
         if isNew {
             // A list the registry does not hold has no rows: clear any left by an earlier life of the name, whose
@@ -146,8 +170,8 @@ extension SQLiteListStore {
             let insert = try RawStatement(db, "INSERT INTO list (name, version, sections, items) VALUES (?, ?, ?, ?)")
             insert.bind(1, list)
             insert.bind(2, version)
-            insert.bind(3, next.sectionCount)
-            insert.bind(4, next.itemCount)
+            insert.bind(3, sections)
+            insert.bind(4, items)
             try insert.run()
             id = db.lastInsertedRowID
         } else {
@@ -157,8 +181,8 @@ extension SQLiteListStore {
             id = known
             let update = try RawStatement(db, "UPDATE list SET version = ?, sections = ?, items = ? WHERE id = ?")
             update.bind(1, version)
-            update.bind(2, next.sectionCount)
-            update.bind(3, next.itemCount)
+            update.bind(2, sections)
+            update.bind(3, items)
             update.bind(4, id)
             try update.run()
             guard db.changesCount == 1 else { throw StoreError.write(path, reason: "the list row vanished") }

@@ -15,7 +15,7 @@ extension SQLiteListStore {
     /// - Complexity: O(*n* log *n*) for the list's *n* items, plus one index lookup.
     public func load(list name: String, limits: ListLimits) throws -> (version: ListVersion?, position: Int64) {
         do {
-            return try database.read { db in
+            return try readApplied(for: name) { db in
                 guard
                     let row = try Row.fetchOne(
                         db, sql: "SELECT id, version FROM list WHERE name = ?", arguments: [name])
@@ -36,7 +36,7 @@ extension SQLiteListStore {
     /// - Complexity: O(*n* log *n*) for *n* stored items.
     public func loadAll(limits: ListLimits) throws -> [String: ListVersion] {
         do {
-            return try database.read { db in
+            return try readApplied(for: nil) { db in
                 var lists: [String: ListVersion] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT id, name, version FROM list") {
                     let name: String = row["name"]

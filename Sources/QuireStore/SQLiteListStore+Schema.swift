@@ -5,6 +5,8 @@ extension SQLiteListStore {
     static let firstMigration = "v1: lists, sections, items"
     /// The migration that copies the `item` table of an earlier file into its form keyed by id.
     static let itemsKeyedByID = "v4: items keyed by id"
+    /// The migration that adds the journal of writes not yet written into the tables.
+    static let journalOfWrites = "v5: journal of writes"
 
     /// The schema, created and upgraded by versioned migrations (GRDB records the applied ones in
     /// `grdb_migrations`). A migration, once released, never changes: a new one is appended.
@@ -23,6 +25,10 @@ extension SQLiteListStore {
     ///   items. A file of an earlier release has them counted from its rows when it is opened.
     /// - `item` keyed by `(list, id)` (v4; v1 keyed it by position, with an index on ids): a file of an earlier
     ///   release has the table copied into this form, in one transaction, and is then compacted, when it is opened.
+    /// - `journal` (v5): writes acknowledged but not yet written into the tables above, in order (`seq`): each
+    ///   one's list, version, sizes, whether it created the list, and its ``StorageChanges`` encoded. `seq` is
+    ///   `AUTOINCREMENT`: a journal emptied never numbers an entry below one it held. See
+    ///   ``SQLiteListStore`` (durability) and ``applyJournal(of:in:)``.
     ///
     /// Position keys are blobs that sort as the elements do, with room between any two, so inserting or
     /// moving an item rewrites that item's row only (see ``StoragePosition``).
@@ -91,6 +97,20 @@ extension SQLiteListStore {
                         SELECT list, nested, parent, position, id, body FROM item;
                     DROP TABLE item;
                     ALTER TABLE item_by_key RENAME TO item;
+                    """)
+        }
+        migrator.registerMigration(journalOfWrites) { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE journal (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        list TEXT NOT NULL,
+                        version INTEGER NOT NULL,
+                        sections INTEGER NOT NULL,
+                        items INTEGER NOT NULL,
+                        new INTEGER NOT NULL,
+                        changes BLOB NOT NULL
+                    );
                     """)
         }
         return migrator

@@ -12,6 +12,7 @@ extension SQLiteListStore {
     /// - Complexity: O(*r* log *n* + `limit`) for *r* ranges of the selection after `after` and *n* lists.
     public func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]? {
         do {
+            let journaled = journalEntries.latest()
             return try database.read { db in
                 var summaries: [ListSummary] = []
                 for range in selection.ranges(after: after) {
@@ -32,18 +33,41 @@ extension SQLiteListStore {
                     let statement = try db.cachedStatement(
                         sql: "SELECT name, version, sections, items FROM list\(filter) ORDER BY name LIMIT ?")
                     let rows = try Row.fetchCursor(statement, arguments: arguments)
+                    var found: [ListSummary] = []
                     while let row = try rows.next() {
+                        let name: String = row["name"]
                         let version: Int64 = row["version"]
-                        summaries.append(
-                            ListSummary(
-                                name: row["name"], version: UInt64(bitPattern: version), sections: row["sections"],
-                                items: row["items"]))
+                        // The list's last journaled write, unless the tables have reached it meanwhile.
+                        if let entry = journaled[name], entry.version > version {
+                            found.append(Self.summary(entry))
+                        } else {
+                            found.append(
+                                ListSummary(
+                                    name: name, version: UInt64(bitPattern: version), sections: row["sections"],
+                                    items: row["items"]))
+                        }
                     }
+                    // Lists the journal created and the tables do not hold yet: the first `remaining` names of
+                    // both are the first `remaining` of the range.
+                    let listed = Set(found.map(\.name))
+                    for entry in journaled.values where range.contains(entry.list) && !listed.contains(entry.list) {
+                        found.append(Self.summary(entry))
+                    }
+                    if found.count > listed.count {
+                        found.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+                    }
+                    summaries += found.prefix(remaining)
                 }
                 return summaries
             }
         } catch {
             throw StoreError.load(path, error)
         }
+    }
+
+    /// A list's summary as of its last journaled write.
+    private static func summary(_ entry: Journal.Entry) -> ListSummary {
+        ListSummary(
+            name: entry.list, version: UInt64(bitPattern: entry.version), sections: entry.sections, items: entry.items)
     }
 }

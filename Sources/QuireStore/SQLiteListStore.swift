@@ -13,7 +13,12 @@ import Synchronization
 /// ignores WAL frames that no commit record closes.
 ///
 /// A write stores only what changed (``ListVersion/storageChanges(since:keepsLabels:)``): one item written into a
-/// list of 100,000 writes one row, plus the list's version.
+/// list of 100,000 writes one row, plus the list's version. On a file, a small write is first appended to the
+/// journal of writes, and its rows reach their tables later, with the list's other writes since (see
+/// ``applyJournal(of:in:)``): a commit writes a page or two of the journal rather than a page of every list it
+/// touches. The application of the journal is not synced by itself (`NORMAL`, for that transaction alone): the WAL
+/// keeps it in order before the next commit, whose sync makes it durable, and the journal's entries it applied stay
+/// until it is.
 public final class SQLiteListStore: ListStore {
     /// The path that keeps everything in memory (tests that need no file).
     public static let inMemoryPath = ":memory:"
@@ -27,6 +32,12 @@ public final class SQLiteListStore: ListStore {
     /// read). At most ``listIDLimit``: the store may hold far more lists than are written.
     let listIDs = Mutex<[String: Int64]>([:])
     static let listIDLimit = 65_536
+    /// The journal's entries not applied yet (see ``applyJournal(of:in:)``); none for `:memory:`, which writes its
+    /// tables at once.
+    let journalEntries: Journal
+    /// Writes held in the journal after which a commit applies the oldest lists' (``defaultJournalLimit``); 0: no
+    /// write is journaled.
+    public let journalLimit: Int
 
     /// `true` for `:memory:`: a commit writes no file and waits on nothing but the CPU work of its batch (see
     /// ``ListStore/answersAtOnce``).
@@ -40,9 +51,12 @@ public final class SQLiteListStore: ListStore {
     /// A missing folder is created. An existing file is never overwritten: one that cannot be read, is not
     /// a SQLite database, or holds a schema from a newer Quire makes this throw, and stays as it was.
     ///
+    /// `journalLimit`: see ``journalLimit``.
+    ///
     /// - Throws: ``StoreError``, whose description names the file and the cause.
-    public init(path: String) throws(StoreError) {
+    public init(path: String, journalLimit: Int = defaultJournalLimit) throws(StoreError) {
         self.path = path
+        self.journalLimit = max(0, journalLimit)
         do {
             if path == Self.inMemoryPath {
                 database = try DatabaseQueue(configuration: Self.configuration)
@@ -51,7 +65,9 @@ public final class SQLiteListStore: ListStore {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 database = try DatabaseQueue(path: path, configuration: Self.configuration)
             }
-            group = GroupCommit(database)
+            let journal = Journal(limit: self.journalLimit)
+            journalEntries = journal
+            group = GroupCommit(database) { committed in journal.settle(committed: committed) }
             // Only reads until the schema is known to need an upgrade: a damaged file is never written to.
             let migrator = Self.migrator
             let (superseded, completed, applied) = try database.read { db in
@@ -70,6 +86,8 @@ public final class SQLiteListStore: ListStore {
                     try Self.compact(database)
                 }
             }
+            // Writes the last process acknowledged and did not apply to the tables.
+            try recoverJournal()
         } catch let error as StoreError {
             throw error
         } catch {
@@ -158,7 +176,7 @@ public final class SQLiteListStore: ListStore {
 
     /// Rows stored for `list`, sections and items (for tests and diagnostics).
     public func rowCounts(of list: String) throws -> (sections: Int, items: Int) {
-        try database.read { db in
+        try readApplied(for: list) { db in
             let id = try Int64.fetchOne(db, sql: "SELECT id FROM list WHERE name = ?", arguments: [list])
             guard let id else { return (0, 0) }
             let sections = try Int.fetchOne(db, sql: "SELECT count(*) FROM section WHERE list = ?", arguments: [id])
@@ -170,6 +188,10 @@ public final class SQLiteListStore: ListStore {
     /// Transactions that committed list writes since the store was opened, and the writes they held: with writers
     /// at once, fewer transactions than writes (``GroupCommit``).
     public var groupCommitCounts: (commits: Int, writes: Int) { group.counts }
+
+    /// Writes acknowledged and held in the journal, not yet applied to the tables (see ``applyJournal(of:in:)``):
+    /// for tests and diagnostics.
+    public var journaledWrites: Int { journalEntries.count }
 
     /// The total number of changes (rows inserted, updated or deleted) since the store was opened,
     /// SQLite's `total_changes()`: tests use it to check that small writes write little.

@@ -35,10 +35,14 @@ public final class QuireProcess {
     }
 
     /// `quire serve` on port 0 with its lists in `storage`, JSON logs, no demo list.
-    public static func serve(storage: String) throws -> QuireProcess {
-        try QuireProcess(
+    ///
+    /// `journalWrites`: the store's `storage.journalWrites`, when not the default.
+    public static func serve(storage: String, journalWrites: Int? = nil) throws -> QuireProcess {
+        var environment = ["QUIRE_DEMO_SEED": "false"]
+        environment["QUIRE_STORAGE_JOURNAL_WRITES"] = journalWrites.map(String.init)
+        return try QuireProcess(
             ["serve", "--port", "0", "--storage", storage, "--log-format", "json", "--threads", "2"],
-            environment: ["QUIRE_DEMO_SEED": "false"])
+            environment: environment)
     }
 
     public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }

@@ -4,6 +4,7 @@ import QuireAPI
 import QuireAuth
 import QuireCore
 import QuireHTTP
+import QuireStore
 import SystemPackage
 
 #if PostgreSQL
@@ -22,6 +23,8 @@ struct Settings: Equatable {
     var logFormat: LogFormat = .text
     /// The SQLite file that keeps every list (`storage.path`); `:memory:` keeps them in memory only.
     var storagePath = Settings.defaultStoragePath
+    /// Writes held in the SQLite file's journal of writes before their rows are applied (`storage.journalWrites`).
+    var journalWrites = SQLiteListStore.defaultJournalLimit
     #if PostgreSQL
         /// `storage.kind: postgres`: the shared store of a cluster (`storage.url`, …), instead of the SQLite file.
         var postgres: PostgresSettings?
@@ -83,6 +86,7 @@ struct Settings: Equatable {
             ("storage.poolSize", .int(StorageDefaults.poolSize)),
             ("storage.statementTimeout", .double(StorageDefaults.statementTimeoutSeconds)),
             ("storage.logRetention", .int(StorageDefaults.logRetention)),
+            ("storage.journalWrites", .int(SQLiteListStore.defaultJournalLimit)),
             ("cluster.instance", .string("")),
             ("limits.maxItems", .int(limits.maxItems)),
             ("limits.maxSections", .int(limits.maxSections)),
@@ -236,6 +240,10 @@ struct Settings: Equatable {
         }
         storagePath = try config.requiredString(forKey: "storage.path")
         guard !storagePath.isEmpty else { throw SettingsError("storage.path must not be empty") }
+        journalWrites = try config.requiredInt(forKey: "storage.journalWrites")
+        guard (0...(1 << 20)).contains(journalWrites) else {
+            throw SettingsError("storage.journalWrites must be between 0 and 1048576, not \(journalWrites)")
+        }
         #if PostgreSQL
             postgres = try Self.postgres(config)
         #else

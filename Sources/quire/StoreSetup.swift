@@ -12,9 +12,9 @@ enum StoreSetup {
     /// Opens the store at `path`, or stops the process: a file that cannot be opened (unreadable, not a
     /// database, damaged, from a newer quire) is reported with its path and cause, left as it is, and the
     /// process exits with status 1.
-    static func open(_ path: String, logger: Logger) throws -> SQLiteListStore {
+    static func open(_ path: String, journalWrites: Int, logger: Logger) throws -> SQLiteListStore {
         do {
-            let store = try SQLiteListStore(path: path)
+            let store = try SQLiteListStore(path: path, journalLimit: journalWrites)
             logger.info("storage open", metadata: ["path": "\(path)"])
             return store
         } catch {
@@ -63,7 +63,7 @@ final class ServeStorage {
             }
             shared = nil
         #endif
-        store = try StoreSetup.open(settings.storagePath, logger: logger)
+        store = try StoreSetup.open(settings.storagePath, journalWrites: settings.journalWrites, logger: logger)
     }
 
     /// Called before the service turns ready: a shared store is catching up (`/readyz` says so) until its feed

@@ -61,6 +61,22 @@ struct SettingsTests {
         }
     }
 
+    @Test("storage.journalWrites: 16384 by default, 0 to 1048576, else an error naming the key")
+    func journalWrites() async throws {
+        #expect(try await Settings.load(configFile: nil, environment: [:], flags: [:]).journalWrites == 16_384)
+        let none = try await Settings.load(
+            configFile: nil, environment: ["QUIRE_STORAGE_JOURNAL_WRITES": "0"], flags: [:])
+        #expect(none.journalWrites == 0)
+        for value in ["-1", "1048577"] {
+            await #expect {
+                try await Settings.load(
+                    configFile: nil, environment: ["QUIRE_STORAGE_JOURNAL_WRITES": value], flags: [:])
+            } throws: { error in
+                "\(error)".contains("storage.journalWrites must be between 0 and 1048576")
+            }
+        }
+    }
+
     @Test("a file overrides the defaults, the environment the file, flags the environment")
     func precedence() async throws {
         let path = try Self.file("server:\n  port: 9000\n  connectionLimit: 77\nlog:\n  format: json\n")

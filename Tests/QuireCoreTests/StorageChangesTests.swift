@@ -173,13 +173,43 @@ struct StorageChangesTests {
                 try byOrder.apply(next.storageChanges(since: current), version: next.version)
                 #expect(try byOrder.restore().documentBytes == next.documentBytes, "seed \(seed), step \(step)")
             }
-            try model.apply(next.storageChanges(since: current, keepsLabels: byOps), version: next.version)
+            let changes = next.storageChanges(since: current, keepsLabels: byOps)
+            // What a journal stores and reads back is the same changes.
+            let encoded = changes.encoded()
+            let decoded = try encoded.withUnsafeBufferPointer { try StorageChanges(encoded: $0) }
+            #expect(decoded.encoded() == encoded, "seed \(seed), step \(step)")
+            try model.apply(decoded, version: next.version)
             let restored = try model.restore()
             #expect(restored.documentBytes == next.documentBytes, "seed \(seed), step \(step)")
             #expect(restored.version == next.version)
             current = next
         }
         #expect(opsApplied > 5)
+    }
+
+    @Test("encoded changes cut short, or with bytes left over, are refused with an error")
+    func damagedEncoding() throws {
+        var lists = RandomLists(seed: 7)
+        var testList = lists.list()
+        let first = try testList.version()
+        var changes = first.storageChanges(since: nil)
+        if let (next, byOps) = try Self.randomNext(of: first, &testList, &lists) {
+            changes = next.storageChanges(since: first, keepsLabels: byOps)
+        }
+        let encoded = changes.encoded()
+        #expect(encoded.count > 8)
+        for length in 0..<encoded.count {
+            #expect(throws: StoredListError.self) {
+                try Array(encoded[..<length]).withUnsafeBufferPointer { try StorageChanges(encoded: $0) }
+            }
+        }
+        #expect(throws: StoredListError.self) {
+            try (encoded + [0]).withUnsafeBufferPointer { try StorageChanges(encoded: $0) }
+        }
+        // A length far beyond the bytes is refused before anything is allocated for it.
+        #expect(throws: StoredListError.self) {
+            try [0xff, 0xff, 0xff, 0xff, 0x0f].withUnsafeBufferPointer { try StorageChanges(encoded: $0) }
+        }
     }
 
     @Test("one item written into a 100,000-item list changes one row")
