@@ -15,7 +15,7 @@ import Synchronization
 ///   applied in order, and an entry whose version the list has reached already (its row's, or its deleted life's
 ///   in `retired`) is skipped, so applying is idempotent (a crash between applying and deleting, or another process
 ///   that opened the file, applies nothing twice). A list's row and its rows change in one transaction.
-/// - Rows are deleted from the journal only below the oldest entry not applied (``Journal/lowWater``).
+/// - Rows are deleted from the journal only below the oldest entry not applied (``Journal/lowWater(after:)``).
 /// - Whatever reads a list's rows applies that list's entries first (``readApplied(for:_:)``); a listing reads the
 ///   versions and sizes of the entries held in memory instead, so that it never writes (a full disk still lists).
 extension SQLiteListStore {
