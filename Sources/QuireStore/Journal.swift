@@ -25,6 +25,8 @@ final class Journal: Sendable {
         var lists: [String: [Entry]] = [:]
         var count = 0
         var bytes = 0
+        /// The lists among `lists` whose entries create them: the tables may lack them.
+        var creating: Set<String> = []
         /// Every entry held, by sequence number, from `head` on; an entry applied or dropped since stays until it
         /// reaches the front (its list no longer holds it).
         var order: [(seq: Int64, list: String)] = []
@@ -120,9 +122,18 @@ final class Journal: Sendable {
         }
     }
 
-    /// The last entry of each list: its version and sizes as of its last commit.
-    func latest() -> [String: Entry] {
-        state.withLock { state in state.lists.compactMapValues(\.last) }
+    /// The last entry of each of `names` that has entries: its version and sizes as of its last commit.
+    func latest(of names: some Sequence<String>) -> [String: Entry] {
+        state.withLock { state in
+            var latest: [String: Entry] = [:]
+            for name in names { latest[name] = state.lists[name]?.last }
+            return latest
+        }
+    }
+
+    /// The last entry of each list an entry creates (which the tables may not hold yet).
+    func created() -> [Entry] {
+        state.withLock { state in state.creating.compactMap { state.lists[$0]?.last } }
     }
 
     /// The first sequence number of the entries held once `applied` are not, `nil` when none: the journal's rows
@@ -161,6 +172,7 @@ extension Journal.State {
         for entry in entries {
             lists[entry.list, default: []].append(entry)
             order.append((entry.seq, entry.list))
+            if entry.isNew { creating.insert(entry.list) }
         }
         count += entries.count
         bytes += entries.reduce(0) { $0 + $1.bytes }
@@ -172,6 +184,7 @@ extension Journal.State {
         count -= held.count - kept.count
         bytes -= held.reduce(0) { $0 + $1.bytes } - kept.reduce(0) { $0 + $1.bytes }
         lists[list] = kept.isEmpty ? nil : kept
+        if !kept.contains(where: \.isNew) { creating.remove(list) }
     }
 
     /// Moves `head` past the entries no longer held (applied or dropped), and compacts `order` once most of it is

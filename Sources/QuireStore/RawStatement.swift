@@ -85,13 +85,18 @@ struct RawStatement {
             let code = sqlite3_step(handle)
             if code == SQLITE_DONE { return }
             guard code == SQLITE_ROW else { throw failure(code) }
-            try body(Columns(handle: handle))
+            try body(Columns(handle))
         }
     }
 
     /// The columns of the row a statement stands on, valid until its next step.
     struct Columns {
-        fileprivate let handle: OpaquePointer
+        let handle: OpaquePointer
+
+        /// The columns of the row `handle`, a statement of SQLite's, stands on.
+        init(_ handle: OpaquePointer) {
+            self.handle = handle
+        }
 
         func integer(_ column: Int32) -> Int64 {
             sqlite3_column_int64(handle, column)
@@ -101,7 +106,7 @@ struct RawStatement {
             String(decoding: bytes(column), as: UTF8.self)
         }
 
-        /// The column's bytes, valid until the statement's next step.
+        /// The bytes of a text or blob column, valid until the statement's next step.
         func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
             let count = Int(sqlite3_column_bytes(handle, column))
             guard count > 0, let start = sqlite3_column_blob(handle, column) else {

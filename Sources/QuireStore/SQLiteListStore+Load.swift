@@ -103,8 +103,9 @@ extension SQLiteListStore {
                     resultCode: ResultCode(rawValue: code),
                     message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
-            let rowNested = sqlite3_column_int64(handle, 0)
-            let parent = bytes(handle, 1)
+            let row = RawStatement.Columns(handle)
+            let rowNested = row.integer(0)
+            let parent = row.bytes(1)
             if container == nil || rowNested != nested || !parent.elementsEqual(parentBytes) {
                 if let container { result[container] = items }
                 nested = rowNested
@@ -113,19 +114,9 @@ extension SQLiteListStore {
                 container = rowNested == 0 ? .section(name) : .item(name)
                 items = []
             }
-            let id = String(decoding: bytes(handle, 2), as: UTF8.self)
-            items.append(StorageChanges.Item(id: id, body: Array(bytes(handle, 3))))
+            items.append(StorageChanges.Item(id: row.text(2), body: Array(row.bytes(3))))
         }
         if let container { result[container] = items }
         return result
-    }
-
-    /// The bytes of a text or blob column of the current row (valid until the next step).
-    private static func bytes(_ handle: OpaquePointer, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
-        let count = Int(sqlite3_column_bytes(handle, column))
-        guard count > 0, let start = sqlite3_column_blob(handle, column) else {
-            return UnsafeBufferPointer(start: nil, count: 0)
-        }
-        return UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: count)
     }
 }

@@ -12,7 +12,7 @@ extension SQLiteListStore {
     /// - Complexity: O(*r* log *n* + `limit`) for *r* ranges of the selection after `after` and *n* lists.
     public func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]? {
         do {
-            let journaled = journalEntries.latest()
+            let created = journalEntries.created()
             return try database.read { db in
                 var summaries: [ListSummary] = []
                 for range in selection.ranges(after: after) {
@@ -35,22 +35,23 @@ extension SQLiteListStore {
                     let rows = try Row.fetchCursor(statement, arguments: arguments)
                     var found: [ListSummary] = []
                     while let row = try rows.next() {
-                        let name: String = row["name"]
                         let version: Int64 = row["version"]
-                        // The list's last journaled write, unless the tables have reached it meanwhile.
-                        if let entry = journaled[name], entry.version > version {
-                            found.append(Self.summary(entry))
-                        } else {
-                            found.append(
-                                ListSummary(
-                                    name: name, version: UInt64(bitPattern: version), sections: row["sections"],
-                                    items: row["items"]))
+                        found.append(
+                            ListSummary(
+                                name: row["name"], version: UInt64(bitPattern: version), sections: row["sections"],
+                                items: row["items"]))
+                    }
+                    // Each list's last journaled write, unless the tables have reached it meanwhile.
+                    let journaled = journalEntries.latest(of: found.map(\.name))
+                    for (index, summary) in found.enumerated() {
+                        if let entry = journaled[summary.name], UInt64(bitPattern: entry.version) > summary.version {
+                            found[index] = Self.summary(entry)
                         }
                     }
                     // Lists the journal created and the tables do not hold yet: the first `remaining` names of
                     // both are the first `remaining` of the range.
                     let listed = Set(found.map(\.name))
-                    for entry in journaled.values where range.contains(entry.list) && !listed.contains(entry.list) {
+                    for entry in created where range.contains(entry.list) && !listed.contains(entry.list) {
                         found.append(Self.summary(entry))
                     }
                     if found.count > listed.count {
