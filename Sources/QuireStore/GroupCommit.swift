@@ -55,7 +55,7 @@ final class GroupCommit: Sendable {
     /// Told, while the connection is still the batch's, whether its transaction committed.
     private let settled: @Sendable (Bool) -> Void
 
-    init(_ database: DatabaseQueue, settled: @escaping @Sendable (Bool) -> Void = { _ in }) {
+    init(_ database: DatabaseQueue, settled: @escaping @Sendable (Bool) -> Void) {
         self.database = database
         self.settled = settled
     }

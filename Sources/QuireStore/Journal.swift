@@ -89,6 +89,11 @@ final class Journal: Sendable {
         }
     }
 
+    /// Whether entries of `list` are held (`nil`: of any list).
+    func holds(_ list: String?) -> Bool {
+        state.withLock { state in list.map { state.lists[$0] != nil } ?? (state.count > 0) }
+    }
+
     /// The entries of `list`, or of every list for `nil`.
     func entries(of list: String?) -> [String: [Entry]] {
         state.withLock { state in

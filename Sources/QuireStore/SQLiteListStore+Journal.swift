@@ -143,7 +143,7 @@ extension SQLiteListStore {
     /// `body` on the tables as of the last commit, in a read transaction: after applying the entries of `list`
     /// (`nil`: of every list), when the journal holds any.
     func readApplied<Value>(for list: String?, _ body: (Database) throws -> Value) throws -> Value {
-        guard !journalEntries.entries(of: list).isEmpty else { return try database.read(body) }
+        guard journalEntries.holds(list) else { return try database.read(body) }
         return try database.writeWithoutTransaction { db in
             // Taken again now that no commit can come between.
             try applyJournal(of: journalEntries.entries(of: list), in: db)
@@ -168,9 +168,10 @@ extension SQLiteListStore {
             try select.forEachRow { row in
                 let seq = row.integer(0)
                 let list = row.text(1)
+                let encoded = row.bytes(6)
                 let changes: StorageChanges
                 do {
-                    changes = try StorageChanges(encoded: row.bytes(6))
+                    changes = try StorageChanges(encoded: encoded)
                 } catch {
                     throw StoreError.open(path, reason: "journal entry \(seq) of list \"\(list)\": \(error)")
                 }
@@ -178,7 +179,7 @@ extension SQLiteListStore {
                     Journal.Entry(
                         seq: seq, list: list, version: row.integer(2), sections: Int(row.integer(3)),
                         items: Int(row.integer(4)), isNew: row.integer(5) != 0, changes: changes,
-                        bytes: row.bytes(6).count))
+                        bytes: encoded.count))
             }
         }
         guard !entries.isEmpty else { return }
