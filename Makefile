@@ -1,5 +1,6 @@
 # Quire: `make run` serves on 127.0.0.1:8080 with the embedded defaults; `make test` runs every test.
-# Both install the missing Debian packages first (scripts/local/install-deps).
+# Each installs the missing Debian packages it needs first (scripts/local/install-deps): `make run` only what the
+# server is built from and links, `make test` what every test runs too.
 
 SWIFT ?= swift
 RUN_ARGS ?=
@@ -8,12 +9,17 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
 deps:
 	@scripts/local/install-deps
+
+## Only what the server is built from and links (libmicrohttpd, GnuTLS, SQLite, zlib, pkg-config): what `make run`
+## installs on a fresh machine.
+deps-server:
+	@scripts/local/install-deps server
 
 deps-bench:
 	@scripts/local/install-deps bench
@@ -21,7 +27,7 @@ deps-bench:
 build: deps
 	$(SWIFT) build
 
-## The server as it is deployed and measured: release, the Swift runtime linked statically (as the Dockerfile builds
+## The server as it is deployed and benchmarked: release, the Swift runtime linked statically (as the Dockerfile builds
 ## it); what the benchmarks and the local cluster run.
 build-release: deps
 	$(SWIFT) build -c release --product quire --static-swift-stdlib
@@ -30,11 +36,11 @@ build-release: deps
 ## made of (QUIRE_SERVER_ONLY: no OpenAPI generator for the SDK's plugin, no test-only packages), without the
 ## PostgreSQL trait and debug information, the Swift runtime linked dynamically from the toolchain: what a first
 ## `make run` need not wait for (docs/performance.md, "The first make run").
-build-run: deps
+build-run: deps-server
 	@scripts/local/build-run "$(SWIFT)"
 
 ## `make run` as a newcomer runs it, end to end (its build, the demo served, Ctrl-C): CI runs it after `make test`.
-check-run: deps
+check-run: deps-server
 	scripts/test/check-run
 
 ## Build in release mode and start the service on its embedded defaults (Ctrl-C stops it gracefully).
@@ -55,10 +61,11 @@ cluster: build-release
 cluster-down:
 	scripts/local/cluster down
 
-## Every test: unit, property and loopback-HTTP tests, then in two lanes at once (scripts/test/test-all) schemathesis, the
-## README's curl tour, the wire checks, the generated Swift and Python clients against a live server, the demo page
-## in a headless browser, TLS and the cluster, beside the fuzz targets (seed corpora replayed under ASan, then 5 s
-## each). The Dockerfile check (`make check-dockerfile`, a build from scratch) runs in CI after it (.ci/run).
+## Every test: the format and the house rules, unit, property and loopback-HTTP tests, the documentation, then in
+## two lanes at once (scripts/test/test-all) schemathesis, the README's curl tour, the wire checks, the generated Swift
+## and Python clients against a live server, the demo page in a headless browser, TLS and the cluster, beside the fuzz
+## targets (seed corpora replayed under ASan, then 5 s each). The Dockerfile check (`make check-dockerfile`, a build
+## from scratch) runs in CI after it (.ci/run).
 test: deps
 	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test/test-all
 
@@ -108,12 +115,13 @@ tls-test: deps
 	$(SWIFT) build --product quire
 	scripts/test/tls-test
 
-## The cluster of issues 14 and 48 with the real PostgreSQL, nginx and quire (debug) on loopback (scripts/test/cluster-test):
-## a write on one instance wakes a long poll and a stream on another; 2,000 concurrent writes on two instances are all
-## there, gapless; each list is held by its home on nginx's ring only; a SIGKILLed instance under load costs its
-## clients one resync and no acknowledged write, its lists move to the next instance on the ring; a 9 s PostgreSQL
-## outage refuses writes with 503, reads go on, everything catches up; an instance added and one removed under load
-## move only their lists and resync only the removed one's sessions; a short benchmark.
+## The cluster with the real PostgreSQL, nginx and quire (debug) on loopback (scripts/test/cluster-test, a module
+## per scenario in scripts/test/cluster/): a write on one instance wakes a long poll and a stream on another; 2,000
+## concurrent writes on two instances are all there, gapless; each list is held by its home on nginx's ring only; a
+## SIGKILLed instance under load costs its clients one resync and no acknowledged write, its lists move to the next
+## instance on the ring; a 9 s PostgreSQL outage refuses writes with 503, reads go on, everything catches up; an
+## instance added and one removed under load move only their lists and resync only the removed one's sessions; a
+## short benchmark.
 cluster-test: deps
 	$(SWIFT) build --product quire
 	scripts/test/cluster-test
@@ -126,12 +134,17 @@ check-dockerfile: deps
 check-format:
 	scripts/test/check-format
 
+## The house rules of Sources/: no Swift file over 600 lines, no function over 100, no comment citing a run, a date, a
+## commit, an issue, a ratio or a profiler's session. `make test` runs it beside the format check.
+check-house:
+	scripts/test/check-house
+
 format:
 	$(SWIFT) format -i -r Sources Tests Package.swift Examples/GeneratedClient/Package.swift Examples/GeneratedClient/Sources
 
-## Benchmarks: HTTP against bench/mhd-reference.c (a C server on libmicrohttpd) in the same run, memory, long polls, the wrk Lua
-## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
-## writes and start-up).
+## Benchmarks: HTTP against bench/mhd-reference.c (a C server on libmicrohttpd) in the same run, memory, long
+## polls, the wrk Lua scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store
+## (durable writes and start-up), TLS and the local cluster: each a family of scripts/bench.py (scripts/benchmarks/).
 bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-cluster
 
 bench-http: deps-bench
