@@ -96,10 +96,10 @@ def http(options):
         quire_server = next(process for prefix, process in servers.items() if url.startswith(prefix + "/"))
         ratios = []
         cpu_ratios = []
-        # A token's request carries ~250 bytes of `Authorization` field that libmicrohttpd reads before Quire
-        # sees the request (about 2,500 instructions of its parser, callgrind): the stack's cost, which the
-        # reference pays too when it is sent the same field. Its target is judged against that reference; the
-        # ratio against the reference sent no field is printed beside it.
+        # A token's request carries a few hundred bytes of `Authorization` field that libmicrohttpd's parser reads
+        # before Quire sees the request: the stack's cost, which the reference pays too when it is sent the same
+        # field. Its target is judged against that reference; the ratio against the reference sent no field is
+        # printed beside it.
         bare_ratios = []
         for round in range(options.rounds):
             def measure_reference():

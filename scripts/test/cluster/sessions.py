@@ -7,7 +7,7 @@ from .harness import Client, Failure, TAG_LENGTH, check
 
 
 def apply_sequential(window, changes):
-    """Applies `sequential` changes (API.md §5) to a window: a list of {id, header, footer, items}."""
+    """Applies `sequential` changes (openapi.yaml's `format`) to a window: a list of {id, header, footer, items}."""
     for op in changes:
         kind = op["op"]
         if kind == "deleteSection":
