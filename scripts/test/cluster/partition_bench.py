@@ -73,10 +73,10 @@ def start_solo(cluster):
 
 
 def partition_bench(cluster, count, items):
-    """The partition's figures (scripts/cluster-bench), on the release build: `count` lists of `items` items written
-    (PUT, 16 at once) and each read once through nginx, 3 instances; the busiest instance's share of the lists and
-    its resident memory against one instance holding them all; then a 4th instance added and the busiest one
-    SIGKILLed, each under steady writes and reads through nginx."""
+    """The partition's figures (`scripts/bench.py cluster`), on the release build: `count` lists of `items` items
+    written (PUT, 16 at once) and each read once through nginx, 3 instances; the busiest instance's share of the
+    lists and its resident memory against one instance holding them all; then a 4th instance added and the busiest
+    one SIGKILLed, each under steady writes and reads through nginx."""
     lines = []
     ring = cluster.ring()
     prefix = f"pb{uuid.uuid4().hex[:6]}"
