@@ -27,8 +27,8 @@ deps-bench:
 build: deps
 	$(SWIFT) build
 
-## The server as it is deployed and benchmarked: release, the Swift runtime linked statically (as the Dockerfile builds
-## it); what the benchmarks and the local cluster run.
+## The server as it is deployed and benchmarked: release, the Swift runtime linked statically (as the Dockerfile
+## builds it); what the benchmarks and the local cluster run.
 build-release: deps
 	$(SWIFT) build -c release --product quire --static-swift-stdlib
 
@@ -51,9 +51,9 @@ run: build-run
 	QUIRE_DEMO_LIVE=$${QUIRE_DEMO_LIVE:-$(DEMO_LIVE)} .build-run/release/quire serve $(RUN_ARGS)
 
 ## A local cluster on loopback (docs/cluster.md): PostgreSQL, three instances tagged q1 q2 q3 on it (release build)
-## and nginx in front (deploy/nginx/quire-cluster.conf: partitioned by list), all under .build/cluster; prints the URL,
-## the PIDs and where the write token is. Run again to start what has stopped; `scripts/local/cluster status` shows what
-## runs, `scripts/local/cluster add` and `scripts/local/cluster remove qN` change the members.
+## and nginx in front (deploy/nginx/quire-cluster.conf: partitioned by list), all under .build/cluster; prints the
+## URL, the PIDs and where the write token is. Run again to start what has stopped; `scripts/local/cluster status`
+## shows what runs, `scripts/local/cluster add` and `scripts/local/cluster remove qN` change the members.
 cluster: build-release
 	QUIRE_BINARY=.build/release/quire scripts/local/cluster up
 
