@@ -15,7 +15,7 @@ RUN swift build -c release --product quire --static-swift-stdlib \
  && install -D "$(swift build -c release --show-bin-path)/quire" /out/quire
 
 FROM debian:bookworm-slim AS runtime
-# Runtime libraries only: scripts/check-dockerfile keeps this list equal to what the binary links.
+# Runtime libraries only: scripts/test/check-dockerfile keeps this list equal to what the binary links.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
  && rm -rf /var/lib/apt/lists/* \

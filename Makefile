@@ -1,5 +1,6 @@
 # Quire: `make run` serves on 127.0.0.1:8080 with the embedded defaults; `make test` runs every test.
-# Both install the missing Debian packages first (scripts/install-deps.sh).
+# Each installs the missing Debian packages it needs first (scripts/local/install-deps): `make run` only what the
+# server is built from and links, `make test` what every test runs too.
 
 SWIFT ?= swift
 RUN_ARGS ?=
@@ -8,21 +9,26 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/local/install-deps
+
+## Only what the server is built from and links (libmicrohttpd, GnuTLS, SQLite, zlib, pkg-config): what `make run`
+## installs on a fresh machine.
+deps-server:
+	@scripts/local/install-deps server
 
 deps-bench:
-	@scripts/install-deps.sh bench
+	@scripts/local/install-deps bench
 
 build: deps
 	$(SWIFT) build
 
-## The server as it is deployed and measured: release, the Swift runtime linked statically (as the Dockerfile builds
-## it); what the benchmarks and the local cluster run.
+## The server as it is deployed and benchmarked: release, the Swift runtime linked statically (as the Dockerfile
+## builds it); what the benchmarks and the local cluster run.
 build-release: deps
 	$(SWIFT) build -c release --product quire --static-swift-stdlib
 
@@ -30,12 +36,12 @@ build-release: deps
 ## made of (QUIRE_SERVER_ONLY: no OpenAPI generator for the SDK's plugin, no test-only packages), without the
 ## PostgreSQL trait and debug information, the Swift runtime linked dynamically from the toolchain: what a first
 ## `make run` need not wait for (docs/performance.md, "The first make run").
-build-run: deps
-	@scripts/build-run "$(SWIFT)"
+build-run: deps-server
+	@scripts/local/build-run "$(SWIFT)"
 
 ## `make run` as a newcomer runs it, end to end (its build, the demo served, Ctrl-C): CI runs it after `make test`.
-check-run: deps
-	scripts/check-run
+check-run: deps-server
+	scripts/test/check-run
 
 ## Build in release mode and start the service on its embedded defaults (Ctrl-C stops it gracefully).
 ## Lists are kept in data/quire.sqlite (storage.path), so they survive a restart. The demo list changes by itself
@@ -45,93 +51,100 @@ run: build-run
 	QUIRE_DEMO_LIVE=$${QUIRE_DEMO_LIVE:-$(DEMO_LIVE)} .build-run/release/quire serve $(RUN_ARGS)
 
 ## A local cluster on loopback (docs/cluster.md): PostgreSQL, three instances tagged q1 q2 q3 on it (release build)
-## and nginx in front (deploy/nginx/quire-cluster.conf: partitioned by list), all under .build/cluster; prints the URL,
-## the PIDs and where the write token is. Run again to start what has stopped; `scripts/cluster status` shows what
-## runs, `scripts/cluster add` and `scripts/cluster remove qN` change the members.
+## and nginx in front (deploy/nginx/quire-cluster.conf: partitioned by list), all under .build/cluster; prints the
+## URL, the PIDs and where the write token is. Run again to start what has stopped; `scripts/local/cluster status`
+## shows what runs, `scripts/local/cluster add` and `scripts/local/cluster remove qN` change the members.
 cluster: build-release
-	QUIRE_BINARY=.build/release/quire scripts/cluster up
+	QUIRE_BINARY=.build/release/quire scripts/local/cluster up
 
 ## Stops the local cluster (its data stays in .build/cluster).
 cluster-down:
-	scripts/cluster down
+	scripts/local/cluster down
 
-## Every test: unit, property and loopback-HTTP tests, then in two lanes at once (scripts/test-all) schemathesis, the
-## README's curl tour, the wire checks, the generated Swift and Python clients against a live server, the demo page
-## in a headless browser, TLS and the cluster, beside the fuzz targets (seed corpora replayed under ASan, then 5 s
-## each). The Dockerfile check (`make check-dockerfile`, a build from scratch) runs in CI after it (.ci/run).
+## Every test: the format and the house rules, unit, property and loopback-HTTP tests, the documentation, then in
+## two lanes at once (scripts/test/test-all) schemathesis, the README's curl tour, the wire checks, the generated Swift
+## and Python clients against a live server, the demo page in a headless browser, TLS and the cluster, beside the fuzz
+## targets (seed corpora replayed under ASan, then 5 s each). The Dockerfile check (`make check-dockerfile`, a build
+## from scratch) runs in CI after it (.ci/run).
 test: deps
-	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test-all
+	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test/test-all
 
-## The documentation, into .build/docs (scripts/docs): the Swift SDK's DocC archive (QuireClient.doccarchive, its
+## The documentation, into .build/docs (scripts/test/docs): the Swift SDK's DocC archive (QuireClient.doccarchive, its
 ## symbols and the articles of Sources/QuireClient/QuireClient.docc) and the HTTP API reference rendered from
 ## openapi.yaml by MkDocs and neoteroi-mkdocs (api/index.html, static HTML). Fails on any warning of either tool and
 ## on a public symbol of QuireClient without a documentation comment; `make test` runs it too.
 docs: deps
-	SWIFT=$(SWIFT) scripts/docs
+	SWIFT=$(SWIFT) scripts/test/docs
 
 ## schemathesis against a live server with openapi.yaml: no 5xx, no response that breaks the spec.
 spec-test: deps
 	$(SWIFT) build --product quire
-	scripts/spec-test
+	scripts/test/spec-test
 
 ## The README's curl tour, run as written against a live server: every command succeeds and prints what the README
 ## shows under it.
 readme-test: deps
 	$(SWIFT) build --product quire
-	scripts/readme-test
+	scripts/test/readme-test
 
 ## Compression, cache policy and metrics as REDbot and promtool see them, against a live server.
 wire-test: deps
 	$(SWIFT) build --product quire
-	scripts/wire-test
+	scripts/test/wire-test
 
 ## The clients swift-openapi-generator and openapi-python-client make from openapi.yaml: no generator warning,
 ## and a session loop through each against a live server, every answer typed and encoded back to its JSON.
 client-test: deps
 	$(SWIFT) build --product quire
 	$(SWIFT) build --product GeneratedClientLoop
-	scripts/client-test
+	scripts/test/client-test
 
 ## The web client and the demo page in headless Chromium (Debian's chromium and chromedriver, Selenium from PyPI
 ## into .build/browser-venv): the DOM equals the session's window through 200 random writes, a restart, HTML as text.
 browser-test: deps
 	$(SWIFT) build --product quire
-	scripts/browser-test
+	scripts/test/browser-test
 
 ## Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser fed by the network, each target for
 ## FUZZ_SECONDS; a crash fails with its input saved under .build/fuzz/artifacts.
 fuzz: deps
-	scripts/fuzz --release --seconds $(FUZZ_SECONDS)
+	scripts/test/fuzz --release --seconds $(FUZZ_SECONDS)
 
 ## HTTPS end to end: testssl.sh against quire's TLS; deploy/nginx passes nginx -t and serves HTTP/2.
 tls-test: deps
 	$(SWIFT) build --product quire
-	scripts/tls-test
+	scripts/test/tls-test
 
-## The cluster of issues 14 and 48 with the real PostgreSQL, nginx and quire (debug) on loopback (scripts/cluster-test):
-## a write on one instance wakes a long poll and a stream on another; 2,000 concurrent writes on two instances are all
-## there, gapless; each list is held by its home on nginx's ring only; a SIGKILLed instance under load costs its
-## clients one resync and no acknowledged write, its lists move to the next instance on the ring; a 9 s PostgreSQL
-## outage refuses writes with 503, reads go on, everything catches up; an instance added and one removed under load
-## move only their lists and resync only the removed one's sessions; a short benchmark.
+## The cluster with the real PostgreSQL, nginx and quire (debug) on loopback (scripts/test/cluster-test, a module
+## per scenario in scripts/test/cluster/): a write on one instance wakes a long poll and a stream on another; 2,000
+## concurrent writes on two instances are all there, gapless; each list is held by its home on nginx's ring only; a
+## SIGKILLed instance under load costs its clients one resync and no acknowledged write, its lists move to the next
+## instance on the ring; a 9 s PostgreSQL outage refuses writes with 503, reads go on, everything catches up; an
+## instance added and one removed under load move only their lists and resync only the removed one's sessions; a
+## short benchmark.
 cluster-test: deps
 	$(SWIFT) build --product quire
-	scripts/cluster-test
+	scripts/test/cluster-test
 
 ## The Dockerfile's runtime stage has every shared library the binary links, as the build stage builds it (release,
 ## static Swift runtime): CI runs it after `make test`.
 check-dockerfile: deps
-	scripts/check-dockerfile
+	scripts/test/check-dockerfile
 
 check-format:
-	scripts/check-format
+	scripts/test/check-format
+
+## The house rules of Sources/: no Swift file over 600 lines, no function over 100, no comment citing a run, a date, a
+## commit, an issue, a ratio or a profiler's session. `make test` runs it beside the format check.
+check-house:
+	scripts/test/check-house
 
 format:
 	$(SWIFT) format -i -r Sources Tests Package.swift Examples/GeneratedClient/Package.swift Examples/GeneratedClient/Sources
 
-## Benchmarks: HTTP against ../shared/bench/mhd-reference.c in the same run, memory, long polls, the wrk Lua
-## scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store (durable
-## writes and start-up).
+## Benchmarks: HTTP against bench/mhd-reference.c (a C server on libmicrohttpd) in the same run, memory, long
+## polls, the wrk Lua scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store
+## (durable writes and start-up), TLS and the local cluster: each a family of scripts/bench.py (scripts/benchmarks/).
 bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-cluster
 
 bench-http: deps-bench
@@ -197,7 +210,7 @@ bench-store: deps
 
 ## HTTPS: keep-alive pages over TLS vs plain HTTP; new TLS connections/s (full, resumed), Quire vs nginx.
 bench-tls: deps-bench
-	scripts/bench-tls --rounds 3 --seconds 5
+	scripts/bench.py tls --rounds 3 --seconds 5
 
 ## The local cluster (release build): a write on q1 seen by a long poll on q2, p50/p99 over 200 writes (targets 10 and
 ## 50 ms); durable writes/s through nginx on one list and on 100 lists, next to one SQLite instance; the partition
@@ -205,7 +218,7 @@ bench-tls: deps-bench
 ## added and the busiest SIGKILLed under load: <= 30% of the lists move, no acknowledged write lost, no read failed);
 ## wrk's read mix through nginx with 1, 2 and 3 instances, with the CPU per request of the instances and of nginx.
 bench-cluster: deps-bench build-release
-	scripts/cluster-bench
+	scripts/bench.py cluster
 
 clean:
 	rm -rf .build .build-*

@@ -159,7 +159,8 @@ unlock (void)
 }
 
 /* The executable segments of the loaded modules, listed once when recording starts (dladdr would look each
- * caller up in the symbol tables, ~0.1 ms a call in quire's: the server then starved its own connections). */
+ * caller up in the symbol tables on every allocation, slow enough in quire's that the server would starve its own
+ * connections). */
 #define MAX_SEGMENTS 256
 static struct segment {
   uintptr_t start, end, base;

@@ -1,9 +1,9 @@
 /*
  * tls-reference: what TLS costs this stack without Quire. Plain C on libmicrohttpd answering every GET with one
- * fixed body held in memory, as ../shared/bench/mhd-reference.c does, but with HTTPS through libmicrohttpd's
+ * fixed body held in memory, as bench/mhd-reference.c does, but with HTTPS through libmicrohttpd's
  * GnuTLS (MHD_USE_TLS) when given a certificate and key, configured as Quire is: epoll, a thread pool, keep-alive,
  * its 16 KiB connection pool and its default TLS priorities. Started once with TLS and once without, it gives the
- * stack's own ratio of TLS to plain-HTTP rate, which `scripts/bench-tls` prints beside Quire's.
+ * stack's own ratio of TLS to plain-HTTP rate, which `scripts/bench.py tls` prints beside Quire's.
  *
  *   cc -O2 -o tls-reference bench/tls-reference.c $(pkg-config --cflags --libs libmicrohttpd)
  *   tls-reference PORT BODY_FILE THREADS [CERT_PEM KEY_PEM]

@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 // A Swift app's view of Quire: swift-openapi-generator's build plugin turns the repository's openapi.yaml
 // (symlinked into the target) into typed `Components.Schemas` and a `Client`, and `GeneratedClientLoop`
-// drives a whole session loop through them against a live `quire serve` (scripts/client-test).
+// drives a whole session loop through them against a live `quire serve` (scripts/test/client-test).
 import PackageDescription
 
 let package = Package(

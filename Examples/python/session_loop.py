@@ -1,6 +1,6 @@
 """A session loop through the client that openapi-python-client generates from openapi.yaml.
 
-Run by scripts/client-test against a live `quire serve`: writes a list, applies every kind of operation,
+Run by scripts/test/client-test against a live `quire serve`: writes a list, applies every kind of operation,
 follows sessions in both change formats (changes after writes, extend, expand, collapse, reset), reads
 a 409 and a 404 as typed problems, and follows a filtered session whose filter is built from the generated
 models (and reads filtered pages, and invalid filters as typed 400s). Every answer must be parsed into the model the document names for

@@ -1,5 +1,5 @@
 // A session loop through the client that swift-openapi-generator's build plugin makes from the repository's
-// openapi.yaml, run by scripts/client-test against a live `quire serve`:
+// openapi.yaml, run by scripts/test/client-test against a live `quire serve`:
 //
 //     swift run GeneratedClientLoop BASE_URL TOKEN
 //
