@@ -74,12 +74,20 @@ let package = Package(
         // Strict request framing, run over every request's header fields: C compiled at -O2 (vectorized), which
         // the `static inline` functions of a system module's header are not.
         .target(name: "CQuireFraming"),
+        // HTTPS on GnuTLS (the library libmicrohttpd's TLS is built on): certificates, the reads and the cork of
+        // every TLS connection, and the client of `quire health`. C of its own, as CQuireFraming is; its headers are
+        // found in the system's include path, as libmicrohttpd's are.
+        .target(
+            name: "CQuireTLS",
+            linkerSettings: [.linkedLibrary("gnutls"), .linkedLibrary("microhttpd")]
+        ),
         // The only Swift module that touches C.
         .target(
             name: "QuireHTTP",
             dependencies: [
                 "CMicroHTTPD",
                 "CQuireFraming",
+                "CQuireTLS",
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -321,10 +329,10 @@ if Context.environment["QUIRE_FUZZ_INSTRUMENT"] == "1" {
     let instrumentation: [String] = [
         "-sanitize=address", "-sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table", "-DQUIRE_FUZZING",
     ]
-    // CFuzzer and Quire's other C: Swift settings do not apply to them (see fuzzedCTargets above).
+    // CFuzzer, CQuireTLS and Quire's other C: Swift settings do not apply to them (see fuzzedCTargets above).
     for target in package.targets
     where fuzzTargets.contains(target.name) && target.type != .system && target.name != "CFuzzer"
-        && !fuzzedCTargets.contains(target.name)
+        && target.name != "CQuireTLS" && !fuzzedCTargets.contains(target.name)
     {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(instrumentation)]
         if target.type == .executable {

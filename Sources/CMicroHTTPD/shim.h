@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <microhttpd.h>
-#include "tls.h"
 
 /** Receives one formatted libmicrohttpd log line. */
 typedef void (*quire_mhd_log_callback)(void *context, const char *message);
@@ -54,8 +53,11 @@ struct quire_mhd_settings {
     /** Decodes the path's and the query items' `%HH` in place (NULL: libmicrohttpd's own). */
     size_t (*unescape)(void *cls, struct MHD_Connection *connection, char *text);
     /** HTTPS: a GnuTLS priority string, or NULL for plain HTTP. Each connection gets its credentials when
-     * it starts (`quire_tls_prepare_connection`); the daemon's own certificate callback refuses. */
+     * it starts (CQuireTLS's `quire_tls_prepare_connection`); the daemon's own certificate callback refuses. */
     const char *tls_priorities;
+    /** HTTPS: the daemon's own certificate callback (MHD_OPTION_HTTPS_CERT_CALLBACK), a GnuTLS
+     * `gnutls_certificate_retrieve_function2`: `quire_tls_refusing_certificate_callback()`. */
+    void *tls_certificate_callback;
 };
 
 /** `MHD_start_daemon` without the variadic arguments. Returns NULL when the daemon cannot start. */
@@ -82,7 +84,7 @@ static inline struct MHD_Daemon *quire_mhd_start(const struct quire_mhd_settings
     if (NULL != settings->tls_priorities) {
         flags |= MHD_USE_TLS;
         QUIRE_MHD_OPTION(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *) settings->tls_priorities);
-        QUIRE_MHD_OPTION(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *) &quire_tls_refuse_certificate);
+        QUIRE_MHD_OPTION(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, settings->tls_certificate_callback);
     }
     QUIRE_MHD_OPTION(MHD_OPTION_END, 0, NULL);
 #undef QUIRE_MHD_OPTION

@@ -1,8 +1,8 @@
 /*
  * The unescape callback of quire_framing.h. libmicrohttpd calls its default (a loop that copies every byte onto
- * itself until the end, decoding `%HH`) for the path and for every query item's name and value: ~300 instructions
- * of a page request's ~12,500 (callgrind). Everything before the first `%` is the same after decoding, so the
- * default runs only from there.
+ * itself until the end, decoding `%HH`) for the path and for every query item's name and value, a cost every
+ * page request would pay. Everything before the first `%` is the same after decoding, so the default runs only
+ * from there.
  */
 #define _GNU_SOURCE
 #include <string.h>

@@ -49,8 +49,8 @@ struct HTTPServerTests {
         #expect(!connection.isClosedByPeer)
     }
 
-    /// The server decodes escapes from the first `%` on (quire_unescape) and keeps a connection's previous path to
-    /// reuse when the next request's bytes are the same (`RequestContext.path`): neither may change what a handler
+    /// The server decodes escapes from the first `%` on (quire_unescape) and keeps a thread's previous path to
+    /// reuse when the next request's bytes are the same (`ThreadRequestCache.path`): neither may change what a handler
     /// sees, whatever the order of the paths.
     @Test("percent escapes are decoded wherever they start, in the path and the query, whatever path came before")
     func percentDecoding() throws {

@@ -32,7 +32,7 @@ struct TLSTests {
 
     @Test("a client that pipelines requests and reads nothing until the server's buffers are full gets every answer")
     func pipelinedWithoutReading() throws {
-        // A small response's TLS records are held back and sent whole when it completes (tls.h). This client
+        // A small response's TLS records are held back and sent whole when it completes (tls.c). This client
         // fills the server's send buffer first: the answers after that must go out uncorked, whole, in order.
         let certificates = try TestCertificates()
         let server = try TestServer(responder: Responders.numbered) {
@@ -58,7 +58,7 @@ struct TLSTests {
 
     @Test("records the server reads in one go are all answered: a request's head and body apart, the next behind them")
     func recordsReadTogether() throws {
-        // The server reads all that its socket holds at once and keeps what GnuTLS has not asked for yet (tls.h,
+        // The server reads all that its socket holds at once and keeps what GnuTLS has not asked for yet (tls.c,
         // quire_tls_pull). Kept bytes must be served like bytes still in the socket: no answer may wait for more.
         let certificates = try TestCertificates()
         let responder = ClosureResponder { request in

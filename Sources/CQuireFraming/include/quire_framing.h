@@ -13,8 +13,8 @@
  * Transfer-Encoding it does not know (it then reads the body until the client closes, so the request
  * hangs). Each of these is how a request is smuggled past a proxy that frames it differently.
  *
- * Written in C because it runs on every request (the read path's cost is measured against a C server) and
- * walks bytes without allocating.
+ * Written in C because it runs on every request (the read path is held to the cost of a C server on
+ * libmicrohttpd) and walks bytes without allocating.
  *
  * Two refusals need libmicrohttpd's parsing as 0.9.75 does it (src/microhttpd/connection.c), in place in
  * the connection's read buffer:
@@ -117,8 +117,8 @@ size_t quire_unescape(void *cls, struct MHD_Connection *connection, char *text);
 /*
  * One pointer per thread for QuireHTTP's ThreadRequestCache: what a libmicrohttpd thread keeps from one request
  * for the next. A C thread-local variable read through a plain call: Swift has no thread-locals, and
- * pthread_getspecific behind a lazily made key cost ~25 instructions a request (the key's swift_once, the call
- * through libc; callgrind), where this is a few.
+ * pthread_getspecific behind a lazily made key would cost every request the key's `swift_once` and a call
+ * through libc, where this is a load.
  */
 
 /** The calling thread's pointer, or NULL when none was set. */

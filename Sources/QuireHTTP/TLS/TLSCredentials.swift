@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import CQuireTLS
 import Glibc
 import Synchronization
 

@@ -26,9 +26,9 @@ extension HTTPServer {
         /// block accepted (`431` beyond it; about 15 KB of fields fit in the default). libmicrohttpd
         /// zeroes it for every request on a connection and it stays resident while the connection is
         /// open (an idle event stream), so more costs throughput and memory. Default 16 KiB: half of
-        /// libmicrohttpd's own default, measured 5% more requests/s on the read path
-        /// (`scripts/bench.py http`), and still above what nginx (8 KB per line) and Apache (8 KB per
-        /// field) take by default.
+        /// libmicrohttpd's own default, which serves more reads a second (`scripts/bench.py http`, see
+        /// docs/performance.md), and still above what nginx (8 KB per line) and Apache (8 KB per field)
+        /// take by default.
         public var connectionMemoryBytes: Int = 16 << 10
         /// How long a graceful shutdown lets requests in flight finish. Default `10` seconds.
         public var drainTimeoutSeconds: Double = 10

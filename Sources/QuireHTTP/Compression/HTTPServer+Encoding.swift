@@ -22,8 +22,8 @@ final class BodyByteCounters: Sendable {
 ///
 /// Read from the fields the framing scan found (no lookup walks the headers again), on the access handler's
 /// first call. Plain bytes, copied as such: with the request's `If-None-Match` (a string) inside, every copy
-/// and destroy of it went through its value witnesses, ~200 instructions a request (callgrind), so that field is
-/// kept beside it (``EntityTagCondition``).
+/// and destroy of it would go through its value witnesses, on every request, so that field is kept beside it
+/// (``EntityTagCondition``).
 struct Negotiation {
     var accept: AcceptEncoding
     /// `false` for a request whose fields were not read (its framing was refused): its answer is sent as
@@ -71,7 +71,7 @@ extension HTTPServer {
     /// the body is worth it, with the representation's entity tag; or `304` when the client holds that
     /// representation. `Vary: Accept-Encoding` and `Cache-Control: no-store` are not added to its fields but
     /// returned as flags, which the server adds as it hands the response over (``ExtraHeaders``): adding them
-    /// here copied the fields' array and grew it, twice for most answers (~700 instructions, callgrind).
+    /// here would copy the fields' array and grow it, twice for most answers.
     func wireResponse(_ response: Response, _ negotiation: Negotiation, ifNoneMatch: String?) -> (
         response: Response, vary: Bool, noStore: Bool
     ) {

@@ -5,10 +5,10 @@ import Glibc
 /// that comes from: the request's path, and the buffer its fields were copied into.
 ///
 /// A thread serves one request at a time, so what it keeps is ready for its next request; a connection keeps
-/// nothing between its requests. These were a connection's own (its previous path and field buffer) and stayed
-/// with it while it waited: with every idle keep-alive connection, and with every event stream for its whole life
-/// (a stream's connection serves no other request), ~160 bytes each (`scripts/bench.py streams`). Kept by the
-/// thread, they cost two objects a thread, and a request on a busy connection finds them as it did.
+/// nothing between its requests. Kept by a connection, they would stay with it while it waits: with every idle
+/// keep-alive connection, and with every event stream for its whole life (a stream's connection serves no other
+/// request; `scripts/bench.py streams` shows an idle stream's memory). Kept by the thread, they cost two objects a
+/// thread, and a request on a busy connection finds them all the same.
 ///
 /// Only its own thread touches a cache (through a C thread-local pointer, `quire_thread_request_cache`), so it needs no lock.
 final class ThreadRequestCache {
@@ -16,8 +16,8 @@ final class ThreadRequestCache {
     private var lastPath = ""
     /// The buffer of the thread's previous request's fields, written over by the next one's when no request holds it
     /// any longer (see ``RequestFields/of(_:sizes:reusing:)``). Accessed in one place, the access handler, on its
-    /// thread, never while another access runs: the run-time exclusivity check (two calls into the runtime, ~70
-    /// instructions a request, callgrind) is left out.
+    /// thread, never while another access runs: the run-time exclusivity check (two calls into the runtime on
+    /// every request) is left out.
     @exclusivity(unchecked) var fieldBuffer: FieldBytes?
 
     /// The calling thread's cache (made on the thread's first request), unretained: the thread holds it until it
@@ -37,10 +37,9 @@ final class ThreadRequestCache {
 
     /// The request's path (`url`, as libmicrohttpd decoded it) as a string: the thread's previous request's string
     /// when the bytes are the same. Requests mostly repeat a few paths (a client polling its session's changes,
-    /// paging one list, a load balancer's health check): comparing the bytes costs a few dozen instructions where
-    /// decoding them (`String(cString:)`, validated, and copied to the heap past 15 bytes) cost ~230, and an
-    /// allocation for a session's path (callgrind). A path that was not valid UTF-8 is kept repaired, so it never
-    /// compares equal and is decoded every time, as before.
+    /// paging one list, a load balancer's health check): comparing the bytes costs much less than decoding them
+    /// (`String(cString:)` validates them, and copies them to the heap past 15 bytes, which a session's path is). A
+    /// path that was not valid UTF-8 is kept repaired, so it never compares equal and is decoded every time.
     func path(_ url: UnsafePointer<CChar>) -> String {
         var last = lastPath
         let isSame = last.withUTF8 { bytes in

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import CQuireTLS
 import Glibc
 
 /// A small blocking HTTP/1.1 client over one TCP connection, in plain HTTP or over TLS: keep-alive,

@@ -1,20 +1,14 @@
-#ifndef QUIRE_TLS_SHIM_H
-#define QUIRE_TLS_SHIM_H
-
 /*
- * The GnuTLS side of HTTPS, for QuireHTTP: loading and checking a certificate chain and its key, the
- * credentials each new TLS connection handshakes with (so that a reloaded certificate serves every
- * later handshake while open connections keep theirs), session-ticket keys, and a small TLS client
- * for `quire health` and the tests. libmicrohttpd (Debian's build) links the same GnuTLS.
- * Everything is `static inline`, prefixed `quire_tls_`.
+ * The GnuTLS side of HTTPS (quire_tls.h). A C target of its own, as CQuireFraming is, rather than `static inline`
+ * functions in the CMicroHTTPD system module's header: this is a program of its own (certificates, the reads
+ * and the cork of every TLS connection, a client), not a shim over a variadic call. Here SwiftPM compiles it
+ * once, with -O2 in release.
  */
-#include <stdint.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <errno.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
@@ -23,28 +17,12 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <gnutls/abstract.h>
+#include "quire_tls.h"
 
-/** Where loading a certificate and key failed. */
-enum quire_tls_stage {
-    QUIRE_TLS_OK = 0,
-    QUIRE_TLS_CERTIFICATE = 1, /* the certificate file holds no readable PEM certificate */
-    QUIRE_TLS_KEY = 2,         /* the key file holds no readable PEM private key (or the password is wrong) */
-    QUIRE_TLS_PAIR = 3,        /* GnuTLS refused the pair (the key does not match the certificate, …) */
-    QUIRE_TLS_MEMORY = 4,
-};
-
-/** A loaded certificate chain and key, ready for handshakes, and what the logs say of its leaf. */
-struct quire_tls_loaded {
-    gnutls_certificate_credentials_t credentials;
-    time_t not_before;
-    time_t not_after;
-    unsigned int chain_length;
-    char serial[80];   /* hex, lower case */
-    char subject[512]; /* RFC 4514 */
-};
+/* ---- Certificates and keys. ---- */
 
 /** Hexadecimal, lower case, without the leading zero bytes of a DER integer (as openssl prints serials). */
-static inline void quire_tls_hex(const unsigned char *bytes, size_t count, char *out, size_t capacity) {
+static void quire_tls_hex(const unsigned char *bytes, size_t count, char *out, size_t capacity) {
     static const char digits[] = "0123456789abcdef";
     size_t written = 0;
     while (count > 1 && 0 == bytes[0]) {
@@ -58,7 +36,7 @@ static inline void quire_tls_hex(const unsigned char *bytes, size_t count, char 
     out[written] = 0;
 }
 
-static inline void quire_tls_describe_leaf(gnutls_x509_crt_t leaf, struct quire_tls_loaded *out) {
+static void quire_tls_describe_leaf(gnutls_x509_crt_t leaf, struct quire_tls_loaded *out) {
     unsigned char serial[40];
     size_t serial_size = sizeof serial;
     out->not_before = gnutls_x509_crt_get_activation_time(leaf);
@@ -75,15 +53,9 @@ static inline void quire_tls_describe_leaf(gnutls_x509_crt_t leaf, struct quire_
     }
 }
 
-/**
- * Parses a PEM certificate chain (leaf first) and a PEM private key (optionally encrypted with
- * `password`, NULL for none) and builds credentials from them. Returns QUIRE_TLS_OK and fills `out`
- * (whose credentials the caller frees with gnutls_certificate_free_credentials), or the stage that
- * failed with its GnuTLS error code in `*error`.
- */
-static inline enum quire_tls_stage quire_tls_load(const unsigned char *certificate_pem, unsigned int certificate_size,
-                                                  const unsigned char *key_pem, unsigned int key_size,
-                                                  const char *password, struct quire_tls_loaded *out, int *error) {
+enum quire_tls_stage quire_tls_load(const unsigned char *certificate_pem, unsigned int certificate_size,
+                                    const unsigned char *key_pem, unsigned int key_size, const char *password,
+                                    struct quire_tls_loaded *out, int *error) {
     gnutls_datum_t certificate = { (unsigned char *) certificate_pem, certificate_size };
     gnutls_datum_t key = { (unsigned char *) key_pem, key_size };
     gnutls_x509_crt_t *chain = NULL;
@@ -117,8 +89,7 @@ static inline enum quire_tls_stage quire_tls_load(const unsigned char *certifica
     return QUIRE_TLS_OK;
 }
 
-/** Checks a GnuTLS priority string. Returns 0, or a GnuTLS error with the offset of the bad part. */
-static inline int quire_tls_check_priorities(const char *priorities, int *error_offset) {
+int quire_tls_check_priorities(const char *priorities, int *error_offset) {
     gnutls_priority_t cache;
     const char *error_position = NULL;
     int result = gnutls_priority_init(&cache, priorities, &error_position);
@@ -127,9 +98,8 @@ static inline int quire_tls_check_priorities(const char *priorities, int *error_
     return result;
 }
 
-/** Libmicrohttpd's fallback certificate callback: refuses the handshake. Every connection is given the
- * current credentials when it starts (`quire_tls_prepare_connection`), so this runs only for a connection
- * that could not be, which is then refused rather than served with anything else. */
+/** libmicrohttpd's fallback certificate callback: refuses the handshake (see
+ * quire_tls_refusing_certificate_callback). */
 static int quire_tls_refuse_certificate(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
                                         const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
                                         gnutls_pcert_st **pcert, unsigned int *pcert_length,
@@ -141,8 +111,11 @@ static int quire_tls_refuse_certificate(gnutls_session_t session, const gnutls_d
     return -1;
 }
 
-/** A session-ticket key (for resumption), or NULL. Free it with `quire_tls_ticket_key_free`. */
-static inline gnutls_datum_t *quire_tls_ticket_key_new(void) {
+void *quire_tls_refusing_certificate_callback(void) {
+    return (void *) &quire_tls_refuse_certificate;
+}
+
+gnutls_datum_t *quire_tls_ticket_key_new(void) {
     gnutls_datum_t *key = calloc(1, sizeof *key);
     if (NULL == key) return NULL;
     if (gnutls_session_ticket_key_generate(key) < 0) {
@@ -152,7 +125,7 @@ static inline gnutls_datum_t *quire_tls_ticket_key_new(void) {
     return key;
 }
 
-static inline void quire_tls_ticket_key_free(gnutls_datum_t *key) {
+void quire_tls_ticket_key_free(gnutls_datum_t *key) {
     if (NULL == key) return;
     gnutls_memset(key->data, 0, key->size);
     gnutls_free(key->data);
@@ -160,37 +133,14 @@ static inline void quire_tls_ticket_key_free(gnutls_datum_t *key) {
 }
 
 /** The GnuTLS session of a libmicrohttpd connection, or NULL. */
-static inline gnutls_session_t quire_tls_session_of(struct MHD_Connection *connection) {
+static gnutls_session_t quire_tls_session_of(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
     return NULL == info ? NULL : (gnutls_session_t) info->tls_session;
 }
 
-/* ---- What Quire keeps per TLS connection. ----
- *
- * A TLS connection's context (QuireHTTP's `RequestContext`, in libmicrohttpd's socket context) holds one of
- * these from the connection's start to its close: the credentials it handshakes with (a retained Swift object,
- * released at close), and the state of the cork below. Plain HTTP connections hold none. */
-struct quire_tls_connection {
-    void *credentials;
-    /* The connection's GnuTLS session, looked up once (by quire_tls_prepare_connection). */
-    gnutls_session_t session;
-    /* Bytes of responses that may still be corked before the socket's send buffer is asked again (see
-     * quire_tls_cork), and how many corks may still use it. */
-    int64_t cork_budget;
-    int corks_left;
-    /* libmicrohttpd's TCP_CORK has been taken off the socket (see quire_tls_flush). */
-    int socket_uncorked;
-    /* The connection's socket (-1 when unknown): quire_tls_pull reads it, the cork and its flush write it. */
-    int socket;
-    /* Bytes read from the socket that GnuTLS has not asked for yet (see quire_tls_pull): `kept_length` of them
-     * from `kept + kept_offset`. NULL when none. */
-    unsigned char *kept;
-    size_t kept_offset;
-    size_t kept_length;
-};
+/* ---- What Quire keeps per TLS connection. ---- */
 
-/** The state of a connection on `socket` holding `credentials`, or NULL when out of memory. */
-static inline struct quire_tls_connection *quire_tls_connection_new(void *credentials, int socket) {
+struct quire_tls_connection *quire_tls_connection_new(void *credentials, int socket) {
     struct quire_tls_connection *state = calloc(1, sizeof *state);
     if (NULL == state) return NULL;
     state->credentials = credentials;
@@ -198,8 +148,7 @@ static inline struct quire_tls_connection *quire_tls_connection_new(void *creden
     return state;
 }
 
-/** Frees a connection's state; returns the credentials it held, for the caller to release. */
-static inline void *quire_tls_connection_free(struct quire_tls_connection *state) {
+void *quire_tls_connection_free(struct quire_tls_connection *state) {
     void *credentials = state->credentials;
     free(state->kept);
     free(state);
@@ -268,15 +217,9 @@ static int quire_tls_pull_timeout(gnutls_transport_ptr_t pointer, unsigned int m
     return poll(&ready, 1, timeout);
 }
 
-/**
- * Gives a new TLS connection the credentials it handshakes with, and session tickets with `ticket_key`
- * (NULL: none), keeps its GnuTLS session in `state`, and has GnuTLS read the state's socket through
- * quire_tls_pull (writes stay libmicrohttpd's). Called when libmicrohttpd announces the connection, on its
- * worker thread, before any byte of the handshake. Returns 0 or a GnuTLS error.
- */
-static inline int quire_tls_prepare_connection(struct MHD_Connection *connection, struct quire_tls_connection *state,
-                                               gnutls_certificate_credentials_t credentials,
-                                               const gnutls_datum_t *ticket_key) {
+/** The credentials and tickets of a new connection, and its reads through quire_tls_pull. */
+int quire_tls_prepare_connection(struct MHD_Connection *connection, struct quire_tls_connection *state,
+                                 gnutls_certificate_credentials_t credentials, const gnutls_datum_t *ticket_key) {
     gnutls_session_t session = quire_tls_session_of(connection);
     if (NULL == session || state->socket < 0) return GNUTLS_E_INVALID_REQUEST;
     state->session = session;
@@ -303,8 +246,8 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
  * (a client that sends requests and does not read fills it, and is then answered uncorked); a flush that
  * still meets a full buffer (memory pressure) waits for room, bounded, and else drops the connection.
  *
- * System calls are most of what TLS adds to a request here (perf: 65% of the server's time in the kernel),
- * so the cork and its flush make none of their own in the steady state: the send buffer's room is asked once
+ * System calls are most of what TLS adds to a small request, so the cork and its flush make none of their
+ * own in the steady state: the send buffer's room is asked once
  * and then spent by the responses corked after it (room only grows as the client reads; a response sent
  * uncorked, too large or a stream, is not counted, so the next cork asks again), and the socket's TCP_CORK is
  * taken off once, so that a flush's one send leaves at once. */
@@ -318,13 +261,11 @@ static inline int quire_tls_prepare_connection(struct MHD_Connection *connection
 #define QUIRE_TLS_CORKS_PER_CHECK 64
 
 /**
- * Corks the connection's TLS session for a response whose body is `body_bytes` long, when the response is
- * small and the socket's send buffer has room for it twice over beside what it holds, as the kernel counts both
- * (its `sk_wmem_queued` and `sk_sndbuf`, the two it compares before taking a write: one `SO_MEMINFO` call,
- * whose answer then serves the next responses until their bytes have used the room it found).
- * Returns 1 when corked: the caller then calls quire_tls_flush when the response is complete.
+ * The room in the send buffer is reckoned as the kernel counts it (its `sk_wmem_queued` and `sk_sndbuf`, the two
+ * it compares before taking a write): one `SO_MEMINFO` call, whose answer then serves the next responses until
+ * their bytes have used the room it found.
  */
-static inline int quire_tls_cork(struct quire_tls_connection *state, size_t body_bytes) {
+int quire_tls_cork(struct quire_tls_connection *state, size_t body_bytes) {
     const int socket = state->socket;
     if (socket < 0 || NULL == state->session) return 0;
     if (body_bytes > QUIRE_TLS_CORK_MAX_BYTES - QUIRE_TLS_HEADER_ALLOWANCE) {
@@ -351,20 +292,11 @@ static inline int quire_tls_cork(struct quire_tls_connection *state, size_t body
     return 1;
 }
 
-/**
- * A response is sent uncorked (an event stream): its bytes are not counted against the room found before, so
- * the next cork asks the kernel again rather than trust a room this response may have filled.
- */
-static inline void quire_tls_uncorked(struct quire_tls_connection *state) {
+void quire_tls_uncorked(struct quire_tls_connection *state) {
     state->corks_left = 0;
 }
 
-/**
- * Sends what a corked session holds. Returns 0, or a GnuTLS error (the connection is closing anyway); after
- * `wait_ms` without room in the send buffer it shuts the socket down, so that the client sees the end of
- * the connection rather than waiting for bytes that will never come.
- */
-static inline int quire_tls_flush(struct quire_tls_connection *state, int wait_ms) {
+int quire_tls_flush(struct quire_tls_connection *state, int wait_ms) {
     if (NULL == state->session) return 0;
     const int socket = state->socket;
     gnutls_session_t session = state->session;
@@ -392,20 +324,8 @@ static inline int quire_tls_flush(struct quire_tls_connection *state, int wait_m
 
 /* ---- The client side: `quire health` and the tests' HTTPS connections. ---- */
 
-/** A client's TLS session over a connected, blocking socket. */
-struct quire_tls_client {
-    gnutls_session_t session;
-    gnutls_certificate_credentials_t credentials;
-};
-
-/**
- * Handshakes as a client over `socket`, trusting the PEM certificates of `ca_file` (NULL: the system's),
- * checking that the server's certificate names `host` (a DNS name or an IP literal). Returns 0, or a
- * GnuTLS error (the client is then already released). A socket read timeout ends the handshake with
- * GNUTLS_E_AGAIN. On a verification failure `message` explains it.
- */
-static inline int quire_tls_client_start(struct quire_tls_client *client, int socket, const char *ca_file,
-                                         const char *host, int host_is_name, char *message, size_t capacity) {
+int quire_tls_client_start(struct quire_tls_client *client, int socket, const char *ca_file, const char *host,
+                           int host_is_name, char *message, size_t capacity) {
     int result;
     message[0] = 0;
     memset(client, 0, sizeof *client);
@@ -444,8 +364,7 @@ static inline int quire_tls_client_start(struct quire_tls_client *client, int so
     return result;
 }
 
-/** Sends close_notify (best effort) and releases the session. */
-static inline void quire_tls_client_end(struct quire_tls_client *client) {
+void quire_tls_client_end(struct quire_tls_client *client) {
     if (NULL == client->session) return;
     gnutls_bye(client->session, GNUTLS_SHUT_WR);
     gnutls_deinit(client->session);
@@ -453,8 +372,7 @@ static inline void quire_tls_client_end(struct quire_tls_client *client) {
     memset(client, 0, sizeof *client);
 }
 
-/** The serial number of the server's certificate (hex), or an empty string. */
-static inline void quire_tls_client_peer_serial(const struct quire_tls_client *client, char *out, size_t capacity) {
+void quire_tls_client_peer_serial(const struct quire_tls_client *client, char *out, size_t capacity) {
     unsigned int count = 0;
     out[0] = 0;
     const gnutls_datum_t *peers = gnutls_certificate_get_peers(client->session, &count);
@@ -464,15 +382,14 @@ static inline void quire_tls_client_peer_serial(const struct quire_tls_client *c
     if (gnutls_x509_crt_import(leaf, &peers[0], GNUTLS_X509_FMT_DER) == 0) {
         unsigned char serial[40];
         size_t serial_size = sizeof serial;
-        if (gnutls_x509_crt_get_serial(leaf, serial, &serial_size) == 0) quire_tls_hex(serial, serial_size, out, capacity);
+        if (gnutls_x509_crt_get_serial(leaf, serial, &serial_size) == 0) {
+            quire_tls_hex(serial, serial_size, out, capacity);
+        }
     }
     gnutls_x509_crt_deinit(leaf);
 }
 
-/** The negotiated protocol's name ("TLS1.3"), never NULL. */
-static inline const char *quire_tls_client_protocol(const struct quire_tls_client *client) {
+const char *quire_tls_client_protocol(const struct quire_tls_client *client) {
     const char *name = gnutls_protocol_get_name(gnutls_protocol_get_version(client->session));
     return name ? name : "";
 }
-
-#endif

@@ -37,7 +37,7 @@ public final class PendingResponse: Sendable {
             if case .rejected = action { return action }
             // Observed (counted in the metrics, logged) under the lock that made this response the request's,
             // so before any thread can send it: a client that has its answer and then reads /metrics finds it
-            // counted. It was observed after, and a test that did just that saw the count one short.
+            // counted (observed after the send, the count could be one short for that client).
             notify(response)
             // Counted under the lock that decided it, so that shutdown, which waits for the count to
             // drop to zero before stopping the daemon, cannot miss a resume about to happen.

@@ -141,7 +141,8 @@ public final class StreamingResponse: Sendable {
                 case .suspend(let connection):
                     // An idle stream holds its connection's memory pool, whose free part libmicrohttpd lends this
                     // reader as `buffer`: give those pages back while it waits (the next event writes them again).
-                    // Most of an idle stream's memory was this room, zeroed by libmicrohttpd and so resident.
+                    // Without this, this room, zeroed by libmicrohttpd and so resident, is most of an idle stream's
+                    // memory.
                     _ = quire_release_pages(buffer, capacity)  // no system call when no whole page is inside
                     MHD_suspend_connection(connection.pointer)
                     let resume = machine.withLock { machine in

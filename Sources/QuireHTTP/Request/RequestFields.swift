@@ -5,10 +5,10 @@ import Glibc
 /// A request's header fields, or its query items, as received: their bytes in one buffer (shared by the two
 /// lists of a request), decoded into strings only when a handler looks one up.
 ///
-/// Hand-written for the read path (no library does this for libmicrohttpd): every field and item used to become two
-/// strings in an array of its own, two arrays allocated and destroyed per request, although a read looks up one
-/// or two of them. A request now copies its fields' bytes once, in C (`quire_fields_copy`), into one allocation:
-/// ~180 instructions fewer on `/healthz` (one field), ~360 on a page (one field, one item, four lookups), callgrind.
+/// Hand-written for the read path (no library does this for libmicrohttpd): as two strings per field and item in
+/// arrays of their own, a request would allocate and destroy two arrays and all their strings, although a read
+/// looks up one or two of them. A request copies its fields' bytes once instead, in C (`quire_fields_copy`), into
+/// one allocation.
 ///
 /// The buffer holds records: the name's size and the value's as two native `UInt32`, then the name's bytes and the
 /// value's. Header names are compared ASCII case-insensitively, query names exactly; invalid UTF-8 in a value is
@@ -65,8 +65,8 @@ public struct RequestFields: @unchecked Sendable, Sequence {
     /// `kept` is the thread's buffer (``ThreadRequestCache``), kept from the previous request it served: written over
     /// when nothing else holds it any longer (the previous request's fields are gone) and it is large enough, else
     /// replaced by a new one, which is kept in turn when it is small (``FieldBytes/keptCapacity``). Requests then
-    /// cost no allocation for their fields: ~190 instructions fewer a request, a `malloc` and a `free` with the
-    /// release that ran the buffer's deinitializer (callgrind).
+    /// cost no allocation for their fields: no `malloc`, and no `free` with the release that runs the buffer's
+    /// deinitializer.
     static func of(_ connection: OpaquePointer, sizes: (headers: Int, query: Int), reusing kept: inout FieldBytes?)
         -> (headers: RequestFields, query: RequestFields)
     {
@@ -115,8 +115,8 @@ public struct RequestFields: @unchecked Sendable, Sequence {
 
     /// ``withValue(of:_:)-(String,_)`` for a name written in the program, which a literal argument picks (the
     /// `String` form is disfavored): the name's bytes are read where the literal lies. Through a `String`, a short
-    /// name's bytes were copied to the stack for every field of its size compared (~100 instructions a lookup,
-    /// callgrind), and a request looks up a few names that are not there (`after`, `before`, `Authorization`).
+    /// name's bytes would be copied to the stack for every field of its size compared, and a request looks up a few
+    /// names that are not there (`after`, `before`, `Authorization`).
     ///
     /// - Complexity: O(*n*) in the fields' bytes, besides `read`.
     public func withValue<Result>(of name: StaticString, _ read: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
@@ -142,9 +142,9 @@ public struct RequestFields: @unchecked Sendable, Sequence {
     @_disfavoredOverload
     public func withValue<Result>(of name: String, _ read: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
         // Through optional chaining, not `guard let`: the buffer is borrowed from `self`, not retained and released
-        // around every lookup (callgrind). Sizes are compared first, and the name's bytes reached only for a
-        // candidate of its size: most lookups find no such field (`after`, `before`, `Authorization`), and reaching
-        // a literal's bytes (`withContiguousStorageIfAvailable`) for each one cost ~60 instructions (callgrind).
+        // around every lookup. Sizes are compared first, and the name's bytes reached only for a candidate of its
+        // size: most lookups find no such field (`after`, `before`, `Authorization`), and reaching a literal's bytes
+        // (`withContiguousStorageIfAvailable`) for each candidate would cost more than comparing its size.
         let size = name.utf8.count
         let found = storage?.withUnsafeMutablePointerToElements { base -> Result? in
             var records = Records(base, range)
@@ -244,8 +244,7 @@ public struct RequestFields: @unchecked Sendable, Sequence {
 
 /// The bytes of a request's fields (see ``RequestFields``), whose ranges the fields keep: one allocation of
 /// this module's own class, whose header is its capacity. An array of bytes made with `unsafeUninitializedCapacity`
-/// looked up the runtime's prespecialized metadata of `[UInt8]`'s storage on every request (~300 instructions,
-/// callgrind).
+/// would look up the runtime's prespecialized metadata of `[UInt8]`'s storage on every request.
 final class FieldBytes: ManagedBuffer<Int, UInt8> {
     /// The largest buffer a thread keeps for its next request's fields: a few times what a client's usual fields take
     /// (a browser's ~500 bytes, a token's ~1 KB more). One per libmicrohttpd thread stays allocated; a larger

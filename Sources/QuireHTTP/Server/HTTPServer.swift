@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 internal import CQuireFraming
+internal import CQuireTLS
 import Glibc
 public import Logging
 import Synchronization
@@ -17,8 +18,8 @@ import Synchronization
 /// The responder is called on libmicrohttpd's threads, concurrently.
 public final class HTTPServer: Sendable {
     public let configuration: Configuration
-    /// `configuration.tls != nil`, read on every request (cork): reading the optional copied the TLS
-    /// configuration's strings each time (retains and releases, measured in a profile of the page).
+    /// `configuration.tls != nil`, read on every request (cork): reading the optional would copy the TLS
+    /// configuration's strings each time, with a retain and a release of each.
     let servesTLS: Bool
     let logger: Logger
     let responder: any HTTPResponder
@@ -264,6 +265,7 @@ public final class HTTPServer: Sendable {
         errno = 0
         let started = withOptionalCString(configuration.tls?.priorities) { priorities in
             settings.tls_priorities = priorities
+            settings.tls_certificate_callback = quire_tls_refusing_certificate_callback()
             return quire_mhd_start(&settings)
         }
         guard let daemon = started else {

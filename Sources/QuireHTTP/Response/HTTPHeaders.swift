@@ -1,8 +1,8 @@
 /// A name and its value: a header field, or an item of a request's query.
 ///
 /// A struct, not a `(name:, value:)` tuple: an array of tuples is destroyed through the runtime's generic tuple
-/// witnesses, element by element and field by field, about 300 instructions per field or query item on every
-/// request (callgrind: `tuple_destroy` under `swift_arrayDestroy`); a struct's own destroy is compiled code.
+/// witnesses (`tuple_destroy` under `swift_arrayDestroy`), element by element and field by field, for every field
+/// or query item of every request; a struct's own destroy is compiled code.
 public struct NamedValue: Sendable, Equatable {
     public var name: String
     public var value: String
@@ -91,8 +91,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// allocating.
     ///
     /// Over the strings' contiguous UTF-8 (every native string has it, a short one on the stack): the
-    /// UTF-8 views' iterators cost several hundred instructions per comparison, about 2% of a request that
-    /// looks up a few fields (callgrind).
+    /// UTF-8 views' iterators would cost more than the rest of the comparison, on every field a request looks
+    /// up.
     static func startsIgnoringCase(_ text: String, with prefix: String) -> Bool {
         let count = prefix.utf8.count
         guard text.utf8.count >= count else { return false }

@@ -5,8 +5,8 @@ public enum PlainName {
 
     public static func isValid(_ text: String) -> Bool {
         guard (1...maximumLength).contains(text.utf8.count) else { return false }
-        // Over the bytes as a buffer: the UTF-8 view's iterator cost about 200 instructions, and a page request
-        // checks its list's name.
+        // Over the bytes as a buffer: the UTF-8 view's iterator would cost more than the check, and every page
+        // request checks its list's name.
         return text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isPlain) } ?? text.utf8.allSatisfy(isPlain)
     }
 
