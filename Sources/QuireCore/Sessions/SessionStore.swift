@@ -1,11 +1,5 @@
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The sessions of every client: capped (the least recently used is evicted), idle ones expire, and
 /// each update checks that nobody updated the session in between.
 ///
@@ -57,7 +51,7 @@ public final class SessionStore: Sendable {
     ///     removed, evicted or expired.
     public init(
         capacity: Int, idleSeconds: Double,
-        clock: @escaping @Sendable () -> UInt64 = { SessionStore.monotonicNanoseconds() }, pins: ListPins? = nil
+        clock: @escaping @Sendable () -> UInt64 = { MonotonicClock.nanoseconds }, pins: ListPins? = nil
     ) {
         let count = capacity >= Self.stripedFromCapacity ? Self.stripeCount : 1
         let idleTimeout = UInt64(idleSeconds * 1e9)
@@ -204,14 +198,5 @@ public final class SessionStore: Sendable {
     private func count(_ removed: LRUTable<SessionKey, Session>.Removed) {
         if !removed.evicted.isEmpty { evictions.add(removed.evicted.count, ordering: .relaxed) }
         if !removed.expired.isEmpty { expirations.add(removed.expired.count, ordering: .relaxed) }
-    }
-
-    /// Nanoseconds on the monotonic clock (`CLOCK_MONOTONIC`, from an arbitrary origin: only differences count).
-    /// Read on every request that touches a session: `clock_gettime` directly, where `ContinuousClock.now`
-    /// minus an origin, in `Duration`'s 128-bit attoseconds, cost several hundred instructions (callgrind).
-    public static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 }
