@@ -102,7 +102,7 @@ extension Session {
     /// `resetShare` of it, the answer is a reset. An answer that moves the window takes the next `seq`.
     ///
     /// The changes are computed from what the versions in between changed
-    /// (``ListVersion/sparseTransition(from:extend:bound:)``), at a cost that follows the change and not
+    /// (``ListVersion/sparseTransition(from:expanded:extend:bound:)``), at a cost that follows the change and not
     /// the window; where that does not apply (see there), from the two windows' items.
     ///
     /// - Parameters:
