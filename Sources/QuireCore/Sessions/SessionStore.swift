@@ -4,15 +4,15 @@ import Synchronization
 /// each update checks that nobody updated the session in between.
 ///
 /// A large store is split in 16 stripes, each with its own lock, a session's by the hash of its id: two
-/// requests of different sessions on two threads then rarely wait for each other (one lock over all sessions
-/// was contended under load, measured with `scripts/bench.py load`). Eviction then takes the least recently
-/// used session of a stripe, which holds 1/16th of the sessions: from 4,096 sessions up, where that is a few
-/// hundred, close to the least recently used of all. A smaller store keeps one stripe and exact order.
+/// requests of different sessions on two threads then rarely wait for each other, where one lock over all
+/// sessions would be taken by every request under load. Eviction then takes the least recently used session of
+/// a stripe, which holds 1/16th of the sessions: from 4,096 sessions up, where that is a few hundred, close to
+/// the least recently used of all. A smaller store keeps one stripe and exact order.
 ///
 /// The capacity is the store's, not a stripe's: a session is evicted only when the whole store is full. Ids are
-/// random, so stripes fill unevenly (10,000 sessions put ~625 in a stripe, give or take 25), and a stripe capped
-/// at its sixteenth evicted sessions of a store far from full: about one run in twelve of `scripts/bench.py
-/// streams` (10,000 sessions, capacity 11,000) lost a few, whose streams were then refused with `404`.
+/// random, so stripes fill unevenly (10,000 sessions put about 625 in a stripe, give or take 25), and a stripe
+/// capped at its sixteenth would evict sessions of a store far from full, whose streams would then be refused
+/// with `404`.
 public final class SessionStore: Sendable {
     private let stripes: [Stripe]
     private let capacity: Int

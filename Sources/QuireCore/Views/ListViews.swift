@@ -1,5 +1,7 @@
 import Synchronization
 
+// MARK: - View names
+
 /// The names views are kept under, beside the lists' own: a session on a view is a session on the view's name.
 public enum ViewName {
     /// The separator of a view's name: no list's name holds it (``PlainName``).
@@ -28,6 +30,8 @@ public enum ViewName {
         return String(name[..<index])
     }
 }
+
+// MARK: - The views
 
 /// The filtered views of the lists (API.md §4d): for each list and each distinct filter asked for, the list's
 /// matching top-level items as a version chain of their own, shared by every session and page with that filter.
