@@ -46,9 +46,12 @@ extension ListVersion {
     }
 }
 
-/// The steps of ``ListVersion/sparseTransition(from:extend:bound:)``. Positions are visible positions;
-/// "flat" indexes count the old window's items across its sections.
-private struct SparseTransitionBuilder {
+// MARK: - The builder
+
+/// The steps of ``ListVersion/sparseTransition(from:expanded:extend:bound:)``. Positions are visible positions;
+/// "flat" indexes count the old window's items across its sections. Internal rather than private so that its
+/// last step, the assembly of the answer (`ListVersion+SparseTransitionAssembly.swift`), extends it.
+struct SparseTransitionBuilder {
     /// A stretch of untouched items of one old section: `count` items from old flat index `flat`, at
     /// visible positions `position ..< position + count` of the new version.
     struct Run {
@@ -103,15 +106,46 @@ private struct SparseTransitionBuilder {
     mutating func build(delta: CombinedDelta, extend: WindowExtension, bound: WindowBound)
         -> (SparseChanges, SessionWindow)?
     {
-        // The old window's sections, and which of them still exist.
+        // The old window's sections, which of them still exist, and the touched items.
         let (start, end, oldSlices) = old.sectionSlices(range: base.range, layout: oldLayout)
-        let delta = delta
-        guard start == base.range.lowerBound, end == base.range.upperBound else { return nil }
+        guard start == base.range.lowerBound, end == base.range.upperBound,
+            let (oldBases, oldSectionExists) = oldSections(oldSlices, delta: delta),
+            let (oldTouched, newTouched) = touchedItems(delta, oldBases: oldBases)
+        else { return nil }
+
+        // Untouched runs of the sections that still exist, located in the new version.
+        guard var runs = locateRuns(oldSlices, oldBases, oldSectionExists, oldTouched) else { return nil }
+        guard splitRuns(&runs, at: newTouched.map(\.position)), runs.allSatisfy(isWhole) else { return nil }
+
+        // The new window's run of positions, as window(following:) finds it.
+        let (survivors, isRun) = survivingRuns(of: runs, among: oldTouched)
+        guard let kept = longestIncreasingSubsequenceMask(runs: survivors),
+            zip(kept, isRun).allSatisfy({ $0 || !$1 })
+        else { return nil }
+        let keptRange = keptEnds(of: survivors, kept: kept)
+        let newRange = bound.range(kept: keptRange, old: base.range, total: newLayout.total, extend: extend)
+
+        // The new window's sections, matched with the old ones.
+        let (newStart, newEnd, newSlices) = new.sectionSlices(range: newRange, layout: newLayout)
+        guard let (oldToNew, newToOld) = matchSections(oldSlices, newSlices) else { return nil }
+
+        // Runs cut at the window's ends: each part is inside the new window or outside it.
+        splitRuns(&runs, atBoundaries: [newStart, newEnd])
+        return assemble(
+            oldSlices: oldSlices, oldBases: oldBases, newSlices: newSlices, newRange: newStart..<newEnd,
+            oldToNew: oldToNew, newToOld: newToOld, runs: runs, oldTouched: oldTouched, newTouched: newTouched)
+    }
+
+    // MARK: - The steps of a build
+
+    /// Where each old section starts among the old window's flat indexes (with the end of the last), and whether
+    /// it still exists; `nil` when a section was removed and created again.
+    private func oldSections(_ slices: [SectionSlice], delta: CombinedDelta) -> (bases: [Int], exists: [Bool])? {
         var oldBases: [Int] = []
-        oldBases.reserveCapacity(oldSlices.count + 1)
+        oldBases.reserveCapacity(slices.count + 1)
         var flatTotal = 0
         var oldSectionExists: [Bool] = []
-        for slice in oldSlices {
+        for slice in slices {
             oldBases.append(flatTotal)
             flatTotal += slice.length
             let exists = new.sectionIndex.value(for: slice.node.key) != nil
@@ -120,8 +154,14 @@ private struct SparseTransitionBuilder {
             oldSectionExists.append(exists)
         }
         oldBases.append(flatTotal)
+        return (oldBases, oldSectionExists)
+    }
 
-        // Touched items: where they were in the old window, where they are now.
+    /// The touched items: where they were in the old window (by flat index), where they are now (by position);
+    /// `nil` when one of the old window is not where its layout says.
+    private func touchedItems(_ delta: CombinedDelta, oldBases: [Int])
+        -> (old: [OldTouched], new: [(position: Int, key: Int32)])?
+    {
         var oldTouched: [OldTouched] = []
         var newTouched: [(position: Int, key: Int32)] = []
         for key in delta.items {
@@ -137,12 +177,12 @@ private struct SparseTransitionBuilder {
         }
         oldTouched.sort { $0.flat < $1.flat }
         newTouched.sort { $0.position < $1.position }
+        return (oldTouched, newTouched)
+    }
 
-        // Untouched runs of the sections that still exist, located in the new version.
-        guard var runs = locateRuns(oldSlices, oldBases, oldSectionExists, oldTouched) else { return nil }
-        guard splitRuns(&runs, at: newTouched.map(\.position)), runs.allSatisfy(isWhole) else { return nil }
-
-        // The new window's run of positions, as window(following:) finds it.
+    /// The runs and the touched items that stand in the new version, in the old window's order, as increasing
+    /// runs of their new positions, and which of them are runs.
+    private func survivingRuns(of runs: [Run], among oldTouched: [OldTouched]) -> ([IncreasingRun], [Bool]) {
         var survivors: [IncreasingRun] = []
         var isRun: [Bool] = []
         var runCursor = 0
@@ -163,25 +203,29 @@ private struct SparseTransitionBuilder {
             survivors.append(IncreasingRun(low: run.position, high: run.position + run.count - 1, weight: run.count))
             isRun.append(true)
         }
-        guard let kept = longestIncreasingSubsequenceMask(runs: survivors),
-            zip(kept, isRun).allSatisfy({ $0 || !$1 })
-        else { return nil }
-        var keptRange: (start: Int, end: Int)?
-        let keptRuns = survivors.indices.filter { kept[$0] }.map { survivors[$0] }
-        if let first = keptRuns.first, let last = keptRuns.last {
-            // The same positions window(following:) keeps, read from the runs (a run of n holds n positions).
-            let second = first.high > first.low ? first.low + 1 : keptRuns.dropFirst().first?.low
-            let penultimate = last.high > last.low ? last.high - 1 : keptRuns.dropLast().last?.high
-            let neighbours = base.neighbours(in: new, layout: oldLayout)
-            keptRange = WindowBound.keptEnds(
-                first: first.low, second: second, penultimate: penultimate, last: last.high,
-                before: neighbours.before.flatMap { newLayout.position(of: $0) },
-                after: neighbours.after.flatMap { newLayout.position(of: $0) })
-        }
-        let newRange = bound.range(kept: keptRange, old: base.range, total: newLayout.total, extend: extend)
+        return (survivors, isRun)
+    }
 
-        // The new window's sections, matched with the old ones.
-        let (newStart, newEnd, newSlices) = new.sectionSlices(range: newRange, layout: newLayout)
+    /// The ends of the positions the new window keeps, from the survivors a longest increasing subsequence keeps
+    /// (`kept`); `nil` when it keeps none.
+    private func keptEnds(of survivors: [IncreasingRun], kept: [Bool]) -> (start: Int, end: Int)? {
+        let keptRuns = survivors.indices.filter { kept[$0] }.map { survivors[$0] }
+        guard let first = keptRuns.first, let last = keptRuns.last else { return nil }
+        // The same positions window(following:) keeps, read from the runs (a run of n holds n positions).
+        let second = first.high > first.low ? first.low + 1 : keptRuns.dropFirst().first?.low
+        let penultimate = last.high > last.low ? last.high - 1 : keptRuns.dropLast().last?.high
+        let neighbours = base.neighbours(in: new, layout: oldLayout)
+        return WindowBound.keptEnds(
+            first: first.low, second: second, penultimate: penultimate, last: last.high,
+            before: neighbours.before.flatMap { newLayout.position(of: $0) },
+            after: neighbours.after.flatMap { newLayout.position(of: $0) })
+    }
+
+    /// The new window's sections matched with the old window's by key, both ways (-1: no match); `nil` when the
+    /// sections matched are not in the same order in both.
+    private func matchSections(_ oldSlices: [SectionSlice], _ newSlices: [SectionSlice])
+        -> (oldToNew: [Int], newToOld: [Int])?
+    {
         var oldSectionIndex: [Int32: Int] = [:]
         for (index, slice) in oldSlices.enumerated() { oldSectionIndex[slice.node.key] = index }
         var newToOld = [Int](repeating: -1, count: newSlices.count)
@@ -194,13 +238,10 @@ private struct SparseTransitionBuilder {
             newToOld[index] = oldIndex
             oldToNew[oldIndex] = index
         }
-
-        // Runs cut at the window's ends: each part is inside the new window or outside it.
-        splitRuns(&runs, atBoundaries: [newStart, newEnd])
-        return assemble(
-            oldSlices: oldSlices, oldBases: oldBases, newSlices: newSlices, newRange: newStart..<newEnd,
-            oldToNew: oldToNew, newToOld: newToOld, runs: runs, oldTouched: oldTouched, newTouched: newTouched)
+        return (oldToNew, newToOld)
     }
+
+    // MARK: - Runs
 
     /// The untouched stretches of every old section that still exists, each located by its first item.
     private func locateRuns(
@@ -294,6 +335,8 @@ private struct SparseTransitionBuilder {
         return section
     }
 
+    // MARK: - Reading items
+
     /// Where the old window's item at `flat` stands in the new version.
     private func newPosition(ofOld flat: Int) -> Int? {
         guard let item = old.visibleItem(at: oldStart + flat, layout: oldLayout) else { return nil }
@@ -301,12 +344,12 @@ private struct SparseTransitionBuilder {
     }
 
     /// The old window's items `flat ..< flat + count`, read.
-    private func oldItems(_ flat: Int, _ count: Int) -> [WindowItem] {
+    func oldItems(_ flat: Int, _ count: Int) -> [WindowItem] {
         readItems(of: old, layout: oldLayout, positions: (oldStart + flat)..<(oldStart + flat + count))
     }
 
     /// Items at the given positions of a version (inside one section).
-    private func readItems(of version: ListVersion, layout: VisibleLayout, positions: Range<Int>) -> [WindowItem] {
+    func readItems(of version: ListVersion, layout: VisibleLayout, positions: Range<Int>) -> [WindowItem] {
         guard !positions.isEmpty else { return [] }
         var index = layout.firstSection(endingAfter: positions.lowerBound)
         while index < layout.sections.count, layout.sections[index].count == 0 { index += 1 }
@@ -316,188 +359,5 @@ private struct SparseTransitionBuilder {
                 layoutIndex: index, node: section.node, sectionStart: section.start,
                 offset: positions.lowerBound - section.start, count: section.count, length: positions.count),
             layout: layout)
-    }
-
-    /// The pieces of both windows, the item diff of each surviving section and the counts.
-    private func assemble(
-        oldSlices: [SectionSlice], oldBases: [Int], newSlices: [SectionSlice], newRange: Range<Int>,
-        oldToNew: [Int], newToOld: [Int], runs: [Run], oldTouched: [OldTouched],
-        newTouched: [(position: Int, key: Int32)]
-    ) -> (SparseChanges, SessionWindow)? {
-        // Touched old items of surviving sections, by key.
-        var oldByKey: [Int32: Int] = [:]
-        for (index, touched) in oldTouched.enumerated() where oldToNew[touched.oldSection] >= 0 {
-            oldByKey[touched.item.key] = index
-        }
-        // The new side, section by section: runs, touched items and what enters the window.
-        var newPieces: [[SparseChanges.NewPiece]] = Array(repeating: [], count: newSlices.count)
-        var insertedSections: [WindowSection?] = Array(repeating: nil, count: newSlices.count)
-        var matchedOld = [Int](repeating: -1, count: oldTouched.count)  // old touched → new section, or -1
-        var keptOld = [Bool](repeating: false, count: oldTouched.count)
-        var runCursor = 0
-        var touchedCursor = 0
-        var counts = (inserted: 0, moved: 0, updated: 0, sectionItems: 0)
-        // Pending moves, resolved once the old pieces are numbered: (new section, piece index, old touched).
-        var moves: [(section: Int, piece: Int, touched: Int, stays: Bool)] = []
-        for (index, slice) in newSlices.enumerated() {
-            while touchedCursor < newTouched.count && newTouched[touchedCursor].position < slice.start {
-                touchedCursor += 1
-            }
-            while runCursor < runs.count && runs[runCursor].position < slice.start { runCursor += 1 }
-            guard newToOld[index] >= 0 else {
-                let items = new.visibleItems(of: slice, layout: newLayout)
-                insertedSections[index] = WindowSection(
-                    node: slice.node, offset: slice.offset, count: slice.count, items: items)
-                counts.sectionItems += items.count
-                continue
-            }
-            let oldSection = newToOld[index]
-            // Elements of this section in new order: runs (-1 - run index) and touched items (their index).
-            var pieces: [SparseChanges.NewPiece] = []
-            var sameSection: [IncreasingRun] = []
-            var sameSectionPieces: [Int] = []
-            var sameSectionMoves: [Int: Int] = [:]  // piece index → index in `moves`
-            var position = slice.start
-            func enter(upTo stop: Int) {
-                guard stop > position else { return }
-                let items = readItems(of: new, layout: newLayout, positions: position..<stop)
-                counts.inserted += items.count
-                pieces.append(.inserted(items))
-                position = stop
-            }
-            while position < slice.end {
-                let nextRun = runCursor < runs.count && runs[runCursor].position < slice.end ? runs[runCursor] : nil
-                let nextTouched =
-                    touchedCursor < newTouched.count && newTouched[touchedCursor].position < slice.end
-                    ? newTouched[touchedCursor] : nil
-                if let run = nextRun, run.position <= (nextTouched?.position ?? Int.max) {
-                    enter(upTo: run.position)
-                    guard run.oldSection == oldSection else { return nil }
-                    sameSection.append(IncreasingRun(low: run.flat, high: run.flat + run.count - 1, weight: run.count))
-                    sameSectionPieces.append(pieces.count)
-                    pieces.append(.stays(count: run.count, updated: nil))
-                    position = run.position + run.count
-                    runCursor += 1
-                } else if let touched = nextTouched {
-                    enter(upTo: touched.position)
-                    touchedCursor += 1
-                    position = touched.position + 1
-                    guard let item = new.visibleItem(at: touched.position, layout: newLayout),
-                        item.key == touched.key
-                    else { return nil }
-                    guard let oldIndex = oldByKey[touched.key] else {
-                        counts.inserted += 1
-                        pieces.append(.inserted([item]))
-                        continue
-                    }
-                    let source = oldTouched[oldIndex]
-                    matchedOld[oldIndex] = index
-                    let updated = source.item.hash != item.hash
-                    if updated { counts.updated += 1 }
-                    if source.oldSection == oldSection {
-                        sameSection.append(IncreasingRun(low: source.flat, high: source.flat, weight: 1))
-                        sameSectionPieces.append(pieces.count)
-                    }
-                    sameSectionMoves[pieces.count] = moves.count
-                    moves.append((index, pieces.count, oldIndex, false))
-                    pieces.append(.moved(item, section: source.oldSection, index: -1, piece: -1, updated: updated))
-                } else {
-                    enter(upTo: slice.end)
-                }
-            }
-            // Runs that stay must be the ones a longest increasing subsequence keeps.
-            guard let mask = longestIncreasingSubsequenceMask(runs: sameSection) else { return nil }
-            for (position, pieceIndex) in sameSectionPieces.enumerated() {
-                switch pieces[pieceIndex] {
-                case .stays:
-                    guard mask[position] else { return nil }
-                case .moved(let item, _, _, _, let updated) where mask[position]:
-                    let moveIndex = sameSectionMoves[pieceIndex]!
-                    keptOld[moves[moveIndex].touched] = true
-                    moves[moveIndex].stays = true
-                    pieces[pieceIndex] = .stays(count: 1, updated: updated ? item : nil)
-                default:
-                    break
-                }
-            }
-            newPieces[index] = pieces
-        }
-
-        // The old side, section by section, in old order.
-        var oldPieces: [[SparseChanges.OldPiece]] = Array(repeating: [], count: oldSlices.count)
-        var touchedPiece = [Int](repeating: -1, count: oldTouched.count)
-        var deletedItems = 0
-        var touchedCursor2 = 0
-        var runCursor2 = 0
-        let runsByFlat = runs.sorted { $0.flat < $1.flat }
-        for (section, slice) in oldSlices.enumerated() {
-            let end = oldBases[section] + slice.length
-            guard oldToNew[section] >= 0 else {
-                while touchedCursor2 < oldTouched.count && oldTouched[touchedCursor2].flat < end { touchedCursor2 += 1 }
-                while runCursor2 < runsByFlat.count && runsByFlat[runCursor2].flat < end { runCursor2 += 1 }
-                continue
-            }
-            var pieces: [SparseChanges.OldPiece] = []
-            var flat = oldBases[section]
-            while flat < end {
-                if touchedCursor2 < oldTouched.count && oldTouched[touchedCursor2].flat == flat {
-                    let index = touchedCursor2
-                    touchedCursor2 += 1
-                    flat += 1
-                    if matchedOld[index] < 0 {
-                        deletedItems += 1
-                        pieces.append(.deleted([oldTouched[index].item]))
-                    } else {
-                        touchedPiece[index] = pieces.count
-                        pieces.append(keptOld[index] ? .stays(count: 1) : .leaves)
-                    }
-                } else if runCursor2 < runsByFlat.count && runsByFlat[runCursor2].flat == flat {
-                    let run = runsByFlat[runCursor2]
-                    runCursor2 += 1
-                    flat += run.count
-                    if newRange.contains(run.position) {
-                        pieces.append(.stays(count: run.count))
-                    } else {
-                        deletedItems += run.count
-                        pieces.append(.deleted(oldItems(run.flat, run.count)))
-                    }
-                } else {
-                    return nil  // an item of a surviving section that is neither touched nor in a run
-                }
-            }
-            oldPieces[section] = pieces
-        }
-
-        // Moves, now that the old pieces are numbered.
-        moves.removeAll { $0.stays }
-        for move in moves {
-            let touched = oldTouched[move.touched]
-            guard case .moved(let item, let section, _, _, let updated) = newPieces[move.section][move.piece] else {
-                return nil
-            }
-            newPieces[move.section][move.piece] = .moved(
-                item, section: section, index: touched.flat - oldBases[section], piece: touchedPiece[move.touched],
-                updated: updated)
-        }
-        counts.moved = moves.count
-
-        var updatedSections = 0
-        for (newIndex, oldIndex) in newToOld.enumerated() where oldIndex >= 0 {
-            if oldSlices[oldIndex].node.supplementaryHash != newSlices[newIndex].node.supplementaryHash {
-                updatedSections += 1
-            }
-        }
-        let changes = SparseChanges(
-            oldSections: oldSlices.map(\.node), newSections: newSlices.map(\.node),
-            insertedSections: insertedSections, newLengths: newSlices.map(\.length), oldToNew: oldToNew,
-            newToOld: newToOld, oldPieces: oldPieces, newPieces: newPieces, newCount: newRange.count,
-            deletedSectionCount: oldToNew.filter { $0 < 0 }.count,
-            insertedSectionCount: newToOld.filter { $0 < 0 }.count, updatedSectionCount: updatedSections,
-            deletedItemCount: deletedItems, insertedItemCount: counts.inserted, movedItemCount: counts.moved,
-            updatedItemCount: counts.updated, insertedSectionItemCount: counts.sectionItems)
-        let window = SessionWindow(
-            version: new, range: newRange, expanded: expanded, sectionCounts: newSlices.map(\.length),
-            total: newLayout.total)
-        return (changes, window)
     }
 }

@@ -1,7 +1,7 @@
 /// The changes from a session's window to its next one, described by what differs rather than by every
 /// item the windows hold: the stretches of the window that nothing touched are counted, never read.
 ///
-/// Built by ``ListVersion/sparseTransition(from:extend:bound:)`` from the list's change log; written by
+/// Built by ``ListVersion/sparseTransition(from:expanded:extend:bound:)`` from the list's change log; written by
 /// ``encodeBatch(into:)`` and ``encodeSequential(into:)`` into exactly the bytes that ``WindowChanges``
 /// writes for the same two windows (the property tests hold the two to that).
 ///

@@ -90,9 +90,9 @@ enum CaseFolding {
         }
     }
 
-    /// The folds of the Basic Multilingual Plane, made once on first use (65,536 property lookups, about 4 ms in
-    /// a release build; 128 KiB): folding text for `contains` then costs a lookup a scalar, where the standard
-    /// library's case properties cost a binary search each and their mapping strings more.
+    /// The folds of the Basic Multilingual Plane, made once on first use (65,536 property lookups; 128 KiB):
+    /// folding text for `contains` then costs a lookup a scalar, where the standard library's case properties
+    /// cost a binary search each and their mapping strings more.
     static let planeZero = PlaneZeroFolds()
 
     /// A fold for each scalar below U+10000: the scalar it folds to, or a marker sending the few that fold to

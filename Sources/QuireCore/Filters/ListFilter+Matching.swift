@@ -2,9 +2,9 @@ extension ListFilter {
     /// Whether `item` belongs to the filtered list (API.md §4d): the semantics ``FilterMatcher`` describes.
     ///
     /// Reads the filter as it is, with nothing prepared: right for one item (a write's changed item against the
-    /// views it may enter), and fast enough for a scan of a list with the filters sessions mostly send (API.md's
-    /// example: about 0.3 µs an item). A ``FilterMatcher``, prepared once, matches the same items several times
-    /// faster when the filter has many terms or long `in` lists: build views with it.
+    /// views it may enter), and fast enough for a scan of a list with the filters sessions mostly send. A
+    /// ``FilterMatcher``, prepared once, matches the same items faster when the filter has many terms or long `in`
+    /// lists, since it reads the filter once and not once an item: build views with it.
     ///
     /// - Complexity: O(*t* · *n*) for *t* terms over an item of *n* bytes at worst (each term reads `data` up to
     ///   its value), plus O(*v*) for an `in` of *v* values, or O(*k* · *m*) for a `contains` of *m* bytes in a

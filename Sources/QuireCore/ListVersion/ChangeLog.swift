@@ -3,7 +3,7 @@
 ///
 /// A key listed here *may* have changed; a key not listed did not: the item kept its node (content and
 /// children count), its container and its place among its siblings. That one-sided promise is what the
-/// incremental diff relies on (``ListVersion/sparseTransition(from:extend:keep:travel:)``).
+/// incremental diff relies on (``ListVersion/sparseTransition(from:expanded:extend:bound:)``).
 struct VersionDelta: Sendable {
     /// Items inserted, removed, updated, moved (with their whole subtree) or whose children changed.
     var items: [Int32] = []

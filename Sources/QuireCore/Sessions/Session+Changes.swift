@@ -102,7 +102,7 @@ extension Session {
     /// `resetShare` of it, the answer is a reset. An answer that moves the window takes the next `seq`.
     ///
     /// The changes are computed from what the versions in between changed
-    /// (``ListVersion/sparseTransition(from:extend:bound:)``), at a cost that follows the change and not
+    /// (``ListVersion/sparseTransition(from:expanded:extend:bound:)``), at a cost that follows the change and not
     /// the window; where that does not apply (see there), from the two windows' items.
     ///
     /// - Parameters:
@@ -225,8 +225,8 @@ extension Session {
 /// The changes of a session answer: from the full window diff, or from the change log.
 ///
 /// Indirect: the changes live in one box, made once with the answer (often shared by many sessions), and a copy
-/// of an answer retains that box instead of each of the changes' arrays (a session answer was copied twice on its
-/// way to the wire, each copy several hundred instructions of retains, callgrind).
+/// of an answer retains that box instead of each of the changes' arrays: a session answer is copied on its way to
+/// the wire, and each copy would otherwise retain and release every one of those arrays.
 public indirect enum SessionChanges: Sendable {
     case full(WindowChanges)
     case sparse(SparseChanges)

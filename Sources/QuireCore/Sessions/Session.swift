@@ -70,9 +70,8 @@ public enum ChangeFormat: String, Sendable, CaseIterable {
 /// that such an answer is written without cutting the window again.
 ///
 /// A class whose every property is a constant, so it has value semantics: a ``Session`` is copied in and out
-/// of its store several times per request, and as a struct its two windows made that copy retain each of the
-/// versions' dozen references (about 650 instructions a copy, 5% of a session request, callgrind); as a
-/// class a window is one reference.
+/// of its store several times per request, and as a struct its two windows would make each copy retain each of
+/// the versions' dozen references; as a class a window is one reference.
 public final class SessionWindow: Sendable {
     public let version: ListVersion
     public let range: Range<Int>

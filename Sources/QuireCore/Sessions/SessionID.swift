@@ -70,8 +70,8 @@ public enum SessionID {
             return false
         }
         // The table is read once, not per byte (a static's every read goes through its once-check), and through
-        // a pointer (an array's subscript checks its bounds, a closure per byte): this runs on every request that
-        // names a session (~460 instructions with the random bits' read, as `allSatisfy` over the array; callgrind).
+        // a pointer (an array's subscript checks its bounds, and `allSatisfy` calls a closure per byte): this runs
+        // on every request that names a session.
         let allInAlphabet = alphabetValue.withUnsafeBufferPointer { table in
             for byte in bytes where table[Int(byte)] == notInAlphabet { return false }
             return true
@@ -122,10 +122,10 @@ public enum SessionID {
 /// A session id as the key of a table: hashed by its random bits (``SessionID/randomBits(_:)``) and compared by
 /// them before its bytes.
 ///
-/// A `String` key was hashed whole (SipHash over its 22 bytes) on every lookup, and Swift's dictionaries, which
-/// keep no hashes, compare the key with each occupied bucket they probe: about a thousand instructions a lookup
-/// on a session request, two lookups a request (callgrind). Hashing 60 random bits is safe against colliding
-/// keys: the tables' keys are ids this service generated, and the seeded `Hasher` still mixes the bits.
+/// A `String` key would be hashed whole (SipHash over its 22 bytes) on every lookup, and Swift's dictionaries,
+/// which keep no hashes, compare the key with each occupied bucket they probe: a session request makes two such
+/// lookups. Hashing 60 random bits is safe against colliding keys: the tables' keys are ids this service
+/// generated, and the seeded `Hasher` still mixes the bits.
 public struct SessionKey: Hashable, Sendable {
     public let id: String
     /// ``SessionID/randomBits(_:)`` of `id`.

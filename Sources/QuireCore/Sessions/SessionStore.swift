@@ -1,24 +1,18 @@
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The sessions of every client: capped (the least recently used is evicted), idle ones expire, and
 /// each update checks that nobody updated the session in between.
 ///
 /// A large store is split in 16 stripes, each with its own lock, a session's by the hash of its id: two
-/// requests of different sessions on two threads then rarely wait for each other (one lock over all sessions
-/// was contended under load, measured with `scripts/bench.py load`). Eviction then takes the least recently
-/// used session of a stripe, which holds 1/16th of the sessions: from 4,096 sessions up, where that is a few
-/// hundred, close to the least recently used of all. A smaller store keeps one stripe and exact order.
+/// requests of different sessions on two threads then rarely wait for each other, where one lock over all
+/// sessions would be taken by every request under load. Eviction then takes the least recently used session of
+/// a stripe, which holds 1/16th of the sessions: from 4,096 sessions up, where that is a few hundred, close to
+/// the least recently used of all. A smaller store keeps one stripe and exact order.
 ///
 /// The capacity is the store's, not a stripe's: a session is evicted only when the whole store is full. Ids are
-/// random, so stripes fill unevenly (10,000 sessions put ~625 in a stripe, give or take 25), and a stripe capped
-/// at its sixteenth evicted sessions of a store far from full: about one run in twelve of `scripts/bench.py
-/// streams` (10,000 sessions, capacity 11,000) lost a few, whose streams were then refused with `404`.
+/// random, so stripes fill unevenly (10,000 sessions put about 625 in a stripe, give or take 25), and a stripe
+/// capped at its sixteenth would evict sessions of a store far from full, whose streams would then be refused
+/// with `404`.
 public final class SessionStore: Sendable {
     private let stripes: [Stripe]
     private let capacity: Int
@@ -57,7 +51,7 @@ public final class SessionStore: Sendable {
     ///     removed, evicted or expired.
     public init(
         capacity: Int, idleSeconds: Double,
-        clock: @escaping @Sendable () -> UInt64 = { SessionStore.monotonicNanoseconds() }, pins: ListPins? = nil
+        clock: @escaping @Sendable () -> UInt64 = { MonotonicClock.nanoseconds }, pins: ListPins? = nil
     ) {
         let count = capacity >= Self.stripedFromCapacity ? Self.stripeCount : 1
         let idleTimeout = UInt64(idleSeconds * 1e9)
@@ -204,14 +198,5 @@ public final class SessionStore: Sendable {
     private func count(_ removed: LRUTable<SessionKey, Session>.Removed) {
         if !removed.evicted.isEmpty { evictions.add(removed.evicted.count, ordering: .relaxed) }
         if !removed.expired.isEmpty { expirations.add(removed.expired.count, ordering: .relaxed) }
-    }
-
-    /// Nanoseconds on the monotonic clock (`CLOCK_MONOTONIC`, from an arbitrary origin: only differences count).
-    /// Read on every request that touches a session: `clock_gettime` directly, where `ContinuousClock.now`
-    /// minus an origin, in `Duration`'s 128-bit attoseconds, cost several hundred instructions (callgrind).
-    public static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 }

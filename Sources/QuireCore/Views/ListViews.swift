@@ -1,5 +1,7 @@
 import Synchronization
 
+// MARK: - View names
+
 /// The names views are kept under, beside the lists' own: a session on a view is a session on the view's name.
 public enum ViewName {
     /// The separator of a view's name: no list's name holds it (``PlainName``).
@@ -28,6 +30,8 @@ public enum ViewName {
         return String(name[..<index])
     }
 }
+
+// MARK: - The views
 
 /// The filtered views of the lists (API.md §4d): for each list and each distinct filter asked for, the list's
 /// matching top-level items as a version chain of their own, shared by every session and page with that filter.
@@ -101,7 +105,7 @@ public final class ListViews: Sendable {
     ///   - idleSeconds: how long a view that no session holds is kept after its last use.
     ///   - clock: nanoseconds of a monotonic clock.
     public init(
-        idleSeconds: Double = 60, clock: @escaping @Sendable () -> UInt64 = { SessionStore.monotonicNanoseconds() }
+        idleSeconds: Double = 60, clock: @escaping @Sendable () -> UInt64 = { MonotonicClock.nanoseconds }
     ) {
         idleNanoseconds = UInt64(idleSeconds * 1e9)
         self.clock = clock
@@ -125,20 +129,25 @@ public final class ListViews: Sendable {
         let name = filter.canonicalText
         let now = clock()
         return lists.withLock { lists in
-            // In place: a copy of a list's views taken out of the table and written back copied every view's entry
-            // on each call (copy on write), at a cost that grew with the views.
-            if lists[list] == nil { lists[list] = Views(parent: parent) }
-            _ = advance(&lists[list]!, to: parent)
-            if let version = lists[list]!.use(name, at: now) { return version }
-            let lineage = ViewLineage()
-            let matcher = FilterMatcher(filter)
-            let version = build(
-                matcher, of: lists[list]!.parent, version: max(1, lists[list]!.parent.version), lineage: lineage)
-            lists[list]!.add(
-                name, Entry(filter: filter, matcher: matcher, lineage: lineage, version: version, lastUse: now))
-            held.add(1, ordering: .relaxed)
-            return version
+            // In place: a copy of a list's views taken out of the table and written back would copy every view's
+            // entry on each call (copy on write), at a cost that grows with the views.
+            version(of: name, filter: filter, in: &lists[list, default: Views(parent: parent)], parent: parent, at: now)
         }
+    }
+
+    /// Under the table's lock: the view `name` of a list's `views`, brought up to `parent` first, and built
+    /// when it is not held.
+    private func version(
+        of name: String, filter: ListFilter, in views: inout Views, parent: ListVersion, at now: UInt64
+    ) -> ListVersion {
+        _ = advance(&views, to: parent)
+        if let version = views.use(name, at: now) { return version }
+        let lineage = ViewLineage()
+        let matcher = FilterMatcher(filter)
+        let version = build(matcher, of: views.parent, version: max(1, views.parent.version), lineage: lineage)
+        views.add(name, Entry(filter: filter, matcher: matcher, lineage: lineage, version: version, lastUse: now))
+        held.add(1, ordering: .relaxed)
+        return version
     }
 
     /// The current version of the view of `list` whose filter's canonical text is `canonical` (a session's
@@ -147,9 +156,11 @@ public final class ListViews: Sendable {
     public func version(of list: String, canonical: String, parent: ListVersion) -> ListVersion? {
         let now = clock()
         let held = lists.withLock { lists -> ListVersion? in
-            guard lists[list]?.entries[canonical] != nil else { return nil }
-            _ = advance(&lists[list]!, to: parent)
-            return lists[list]!.use(canonical, at: now)
+            guard let index = lists.index(forKey: list), lists.values[index].entries[canonical] != nil else {
+                return nil
+            }
+            _ = advance(&lists.values[index], to: parent)
+            return lists.values[index].use(canonical, at: now)
         }
         if let held { return held }
         guard let filter = try? ListFilter(text: canonical) else { return nil }
@@ -167,16 +178,16 @@ public final class ListViews: Sendable {
     @discardableResult
     public func listChanged(_ list: String, to version: @autoclosure () -> ListVersion?) -> [String] {
         lists.withLock { lists in
-            guard lists[list] != nil else { return [] }
+            guard let index = lists.index(forKey: list) else { return [] }
             guard let version = version() else {
-                let views = lists.removeValue(forKey: list)!
+                let views = lists.remove(at: index).value
                 held.add(-views.entries.count, ordering: .relaxed)
-                return views.entries.keys.map { "\(list)\(ViewName.separator)\($0)" }
+                return views.entries.keys.map { ViewName.of(list: list, canonical: $0) }
             }
-            _ = advance(&lists[list]!, to: version)
-            let changed = lists[list]!.untold
-            lists[list]!.untold = []
-            return changed.map { "\(list)\(ViewName.separator)\($0)" }
+            _ = advance(&lists.values[index], to: version)
+            let changed = lists.values[index].untold
+            lists.values[index].untold = []
+            return changed.map { ViewName.of(list: list, canonical: $0) }
         }
     }
 
@@ -188,7 +199,7 @@ public final class ListViews: Sendable {
             for (list, var views) in lists {
                 let idle = views.entries.filter { name, entry in
                     now > entry.lastUse && now - entry.lastUse > idleNanoseconds
-                        && !isPinned("\(list)\(ViewName.separator)\(name)")
+                        && !isPinned(ViewName.of(list: list, canonical: name))
                 }
                 guard !idle.isEmpty else { continue }
                 for name in idle.keys { views.remove(name) }

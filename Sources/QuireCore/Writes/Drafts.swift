@@ -11,8 +11,8 @@ public struct ItemDraft: Sendable {
     let children: [ItemDraft]?
 
     init(id: String, type: String, data: [UInt8], children: [ItemDraft]?) {
-        // Sized once for what follows (escapes aside): grown piece by piece, it was allocated three or four times, and
-        // the item kept up to twice its bytes for as long as it lives.
+        // Sized once for what follows (escapes aside): grown piece by piece, it would be allocated several times,
+        // and the item would keep up to twice its bytes for as long as it lives.
         var encoded: [UInt8] = []
         encoded.reserveCapacity(27 + id.utf8.count + type.utf8.count + data.count)
         encoded.append(contentsOf: "{\"id\":".utf8)
