@@ -142,6 +142,16 @@ struct Settings: Equatable {
     static func load(
         configFile: String?, environment: [String: String], flags: [String: ConfigContent]
     ) async throws -> Settings {
+        try Settings(reader: await reader(configFile: configFile, environment: environment, flags: flags))
+    }
+
+    /// The sources of the settings, the later winning: flags, then `QUIRE_*` environment variables, then the file,
+    /// then the embedded defaults. `quire serve` reads its ``Settings`` from it, and `quire config` prints it.
+    ///
+    /// - Throws: the file's parse error.
+    static func reader(
+        configFile: String?, environment: [String: String], flags: [String: ConfigContent]
+    ) async throws -> ConfigReader {
         var providers: [any ConfigProvider] = []
         let flagValues = Dictionary(
             uniqueKeysWithValues: flags.map {
@@ -165,7 +175,7 @@ struct Settings: Equatable {
             providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
         }
         providers.append(InMemoryProvider(name: "defaults", values: defaultValues))
-        return try Settings(reader: ConfigReader(providers: providers))
+        return ConfigReader(providers: providers)
     }
 
     init() {}
