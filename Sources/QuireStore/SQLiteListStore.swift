@@ -65,7 +65,7 @@ public final class SQLiteListStore: ListStore {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 database = try DatabaseQueue(path: path, configuration: Self.configuration)
             }
-            let journal = Journal(limit: self.journalLimit)
+            let journal = Journal(limits: Journal.Limits(entries: self.journalLimit))
             journalEntries = journal
             group = GroupCommit(database) { committed in journal.settle(committed: committed) }
             // Only reads until the schema is known to need an upgrade: a damaged file is never written to.
