@@ -171,12 +171,11 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
-            // glibc's malloc, not mimalloc: libmicrohttpd mallocs each
-            // connection's 16 KiB memory pool, which mimalloc serves page-aligned from its 16 KiB size class, so an
-            // idle event stream kept two whole resident pages of it (its request at the start, the request's field
-            // records at the end) where glibc's packed pools share their edge pages: 10.4 instead of 6.7 KB per idle
-            // stream (`scripts/bench.py streams`, whose breakdown shows the pool's pages). scripts/wire-test checks
-            // that the binary and libmicrohttpd resolve malloc to glibc.
+            // glibc's malloc, not mimalloc: libmicrohttpd mallocs each connection's 16 KiB memory pool, which
+            // mimalloc serves page-aligned from its 16 KiB size class, so an idle event stream would keep two whole
+            // resident pages of it (its request at the start, the request's field records at the end) where glibc's
+            // packed pools share their edge pages (`scripts/bench.py streams`, whose breakdown shows the pool's
+            // pages). scripts/wire-test checks that the binary and libmicrohttpd resolve malloc to glibc.
             swiftSettings: serverSwiftSettings
         ),
         // The parsers that face the network as libFuzzer targets: scripts/fuzz builds them with AddressSanitizer

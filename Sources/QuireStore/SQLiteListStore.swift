@@ -111,9 +111,10 @@ public final class SQLiteListStore: ListStore {
 
     /// WAL pages after which a commit copies the WAL into the file (SQLite's `wal_autocheckpoint`; its default is
     /// 1,000). A checkpoint runs inside the commit that crosses this, on the writer's thread, and syncs the file
-    /// twice; ten times fewer of them, each copying the pages that many writes touch (the lists' rows, the B-trees'
-    /// upper levels) once for ten times as many writes, made more writes a second under 64 producers (measured in
-    /// docs/performance.md, "Writes"). The WAL then reaches about 40 MB, and is written over from its start.
+    /// twice; fewer of them, each copying the pages that many writes touch (the lists' rows, the B-trees' upper
+    /// levels) once for many more writes, let the writer commit more writes in the same time under many producers
+    /// (docs/performance.md, "Writes"). The WAL then reaches about 40 MB (as many 4 KiB pages), and is written over
+    /// from its start.
     static let checkpointPages = 10_000
 
     /// WAL, `synchronous = FULL` (see the type's documentation), a checkpoint every ``checkpointPages`` pages,
