@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 
 /// The configuration as YAML, for `quire config`: every key of ``Settings/keys`` in its order, nested as
 /// config/quire.yaml nests it, so that the two can be compared line by line.
@@ -14,18 +15,19 @@ extension Settings {
     static func yaml(_ reader: ConfigReader, header: String) throws -> String {
         _ = try Settings(reader: reader)
         var lines = ["# \(header)"]
-        var sections: [Substring] = []
+        var open: [Substring] = []
         for (key, value) in keys {
             let path = key.split(separator: ".")
-            let keySections = path.dropLast()
-            let kept = zip(sections, keySections).prefix { $0 == $1 }.count
+            let sections = Array(path.dropLast())
+            // The sections this key shares with the one before stay open; a new top-level one follows a blank line.
+            let kept = zip(open, sections).prefix { $0.0 == $0.1 }.count
             if kept == 0 { lines.append("") }
-            for depth in kept..<keySections.count {
-                lines.append(String(repeating: "  ", count: depth) + keySections[keySections.startIndex + depth] + ":")
+            for depth in kept..<sections.count {
+                lines.append("\(String(repeating: "  ", count: depth))\(sections[depth]):")
             }
-            sections = Array(keySections)
+            open = sections
             let text = try Self.text(of: key, like: value, in: reader)
-            lines.append(String(repeating: "  ", count: keySections.count) + "\(path[path.count - 1]): \(text)")
+            lines.append("\(String(repeating: "  ", count: sections.count))\(path[path.count - 1]): \(text)")
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -16,7 +16,7 @@ import SystemPackage
 ///
 /// Keys are dotted (`server.port`); the environment spells them upper-case with underscores after the
 /// `QUIRE_` prefix (`QUIRE_SERVER_PORT`, `QUIRE_SERVER_CONNECTION_LIMIT`). `config/quire.yaml` lists every
-/// key with its default, and a test keeps it equal to ``defaultValues``.
+/// key with its default, and a test keeps it equal to `quire config --defaults` (``defaultValues``).
 struct Settings: Equatable {
     var service = QuireService.Configuration()
     var logLevel: Logger.Level = .info
@@ -41,7 +41,8 @@ struct Settings: Equatable {
     /// standard error cannot keep up.
     var accessLogBuffer = BufferedAccessLog.defaultCapacity
 
-    /// Every key with its default, in the order of config/quire.yaml (which documents each).
+    /// Every key with its default, in the order of config/quire.yaml (which documents each): the order and nesting
+    /// `quire config` prints them in.
     static let keys: [(key: String, value: ConfigContent)] = {
         let http = HTTPServer.Configuration()
         let limits = ListLimits()

@@ -24,7 +24,8 @@ struct ConfigCommandTests {
             if rest.isEmpty {
                 sections.append(key)
             } else {
-                leaves.append(((sections + [key]).joined(separator: "."), try scalar(rest)))
+                let value = try scalar(rest)
+                leaves.append((key: (sections + [key]).joined(separator: "."), value: value))
             }
         }
         return leaves
