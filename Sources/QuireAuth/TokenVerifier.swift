@@ -6,8 +6,8 @@ import Synchronization
 /// A token that passed every check: who it names, what it may do, and until when.
 ///
 /// Its values are kept in one object, shared by every copy: a request with a token copies it several times on its
-/// way from the cache to the handler, and each copy of the subject and the scopes' four sets cost five retains and
-/// five releases (callgrind).
+/// way from the cache to the handler, and a copy of the subject and the scopes' four sets would retain and release
+/// each of the five on every copy.
 public struct VerifiedToken: Sendable, Equatable {
     private final class Storage: Sendable {
         let subject: String
@@ -98,7 +98,7 @@ public final class TokenVerifier: Sendable {
     /// The token's subject and scopes, from the cache or verified now.
     ///
     /// - Complexity: O(*n*) in the token's length for a cached token (comparing it); a signature check
-    ///   otherwise (measured in docs/performance.md).
+    ///   otherwise (docs/performance.md gives both costs).
     public func verify(_ token: String, now: Double = TokenVerifier.now()) throws(TokenRejection) -> VerifiedToken {
         try verify(token[...], now: now)
     }
@@ -116,8 +116,8 @@ public final class TokenVerifier: Sendable {
     }
 
     /// ``verify(_:now:)`` of a token's bytes, such as the `Authorization` field's in a request's buffer: a cached
-    /// token is looked up without copying or decoding it (a string of the field cost ~1,000 instructions of every
-    /// request with a token, callgrind); only a token not seen before becomes a string, to be verified.
+    /// token is looked up without copying or decoding it (a `String` of the field would copy and validate it on
+    /// every request with a token); only a token not seen before becomes a string, to be verified.
     public func verify(_ token: UnsafeRawBufferPointer, now: Double = TokenVerifier.now()) throws(TokenRejection)
         -> VerifiedToken
     {
@@ -161,7 +161,7 @@ public final class TokenVerifier: Sendable {
     }
 
     /// The time now, in seconds since 1970: what tokens' `exp` and `nbf` are compared with. `clock_gettime`, not
-    /// `Date()`, which cost ~100 instructions more on every request with a token (callgrind).
+    /// `Date()`, which does more work for the same value on every request with a token.
     public static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
@@ -289,7 +289,7 @@ private enum TokenKey: Hashable, @unchecked Sendable {
     func hash(into hasher: inout Hasher) {
         let bytes = bytes
         hasher.combine(bytes.count)
-        // Two words, not `combine(bytes:)`, whose buffered path cost about 120 instructions more a lookup.
+        // Two words, not `combine(bytes:)`, whose buffered path does more work on every lookup.
         guard bytes.count >= 16 else { return hasher.combine(bytes: bytes) }
         hasher.combine(bytes.loadUnaligned(fromByteOffset: bytes.count - 16, as: UInt64.self))
         hasher.combine(bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))

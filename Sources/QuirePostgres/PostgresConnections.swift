@@ -14,7 +14,8 @@ public struct PostgresSettings: Sendable, Equatable {
     public var database: String
     /// Connections kept for commits and reads (the change feed and the notifier have one more each): as many
     /// as the service has write lanes, so that writes to different lists commit side by side and PostgreSQL
-    /// groups their flushes (with 4, 64 producers got 0.28x of pgbench's rate on the same server; with 16, 0.48x).
+    /// groups their flushes: a smaller pool makes many producers queue for a connection while the server could
+    /// flush more commits at once.
     public var poolSize = 16
     /// The longest a statement may run (PostgreSQL's `statement_timeout`), and the longest a connection
     /// attempt may take.

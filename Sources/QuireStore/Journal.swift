@@ -36,20 +36,35 @@ final class Journal: Sendable {
         var stagedApplied: [String: Int64] = [:]
     }
 
-    private let state = Mutex(State())
-    /// Entries held that make an application due (``SQLiteListStore/journalLimit``).
-    private let limit: Int
+    /// When the entries held make an application due, and how many one application takes.
+    struct Limits: Sendable {
+        /// Entries held that make an application due (``SQLiteListStore/journalLimit``).
+        var entries: Int
+        /// Bytes of entries held that make an application due, as ``entries``: the entries are held in memory until
+        /// applied.
+        var bytes = 16 << 20
+        /// Entries applied at once when the journal is due (whole lists, about this many): a short pause of the
+        /// writer rather than one of the whole journal, shorter than the wait after which a lone producer's writes
+        /// go to the writer of batches.
+        var chunk = 256
 
-    init(limit: Int) {
-        self.limit = limit
+        /// Bytes of entries applied at once when the journal is due, as ``chunk``.
+        var chunkBytes: Int { bytes / 16 }
+    }
+
+    private let state = Mutex(State())
+    private let limits: Limits
+
+    init(limits: Limits) {
+        self.limits = limits
     }
 
     /// Entries held.
     var count: Int { state.withLock { $0.count } }
 
-    /// Whether the entries held reach ``SQLiteListStore/journalLimit`` or ``SQLiteListStore/journalByteLimit``.
+    /// Whether the entries held reach the limit of their count or of their bytes (``Limits``).
     var isDue: Bool {
-        state.withLock { $0.count > 0 && ($0.count >= limit || $0.bytes >= SQLiteListStore.journalByteLimit) }
+        state.withLock { $0.count > 0 && ($0.count >= limits.entries || $0.bytes >= limits.bytes) }
     }
 
     /// An entry the open transaction appended.
@@ -102,19 +117,18 @@ final class Journal: Sendable {
         }
     }
 
-    /// The entries of the lists whose first entry is oldest: whole lists, about ``SQLiteListStore/journalChunk``
-    /// entries or a sixteenth of ``SQLiteListStore/journalByteLimit``.
+    /// The entries of the lists whose first entry is oldest: whole lists, about ``Limits/chunk`` entries or
+    /// ``Limits/chunkBytes``.
     ///
     /// - Complexity: O(the entries returned), amortized.
     func oldest() -> [String: [Entry]] {
-        state.withLock { state in
+        let (chunk, chunkBytes) = (limits.chunk, limits.chunkBytes)
+        return state.withLock { state in
             state.dropForgottenFront()
             var chosen: [String: [Entry]] = [:]
             var (taken, bytes) = (0, 0)
             var index = state.head
-            while index < state.order.count, taken < SQLiteListStore.journalChunk,
-                bytes < SQLiteListStore.journalByteLimit / 16
-            {
+            while index < state.order.count, taken < chunk, bytes < chunkBytes {
                 let (seq, list) = state.order[index]
                 index += 1
                 // Lists are taken in the order of their first entry: a later entry of one is taken with it.

@@ -6,9 +6,10 @@ import Synchronization
 /// writes' rows reach their tables later, many writes of a list at once (``applyJournal(of:in:)``).
 ///
 /// Why: a write's rows are spread over the file (an item's row sits in its list's part of the `item` B-tree), so a
-/// commit of 25 writes to 25 lists wrote some 40 pages into the WAL and had the sync submit them all. The journal's
-/// rows are appended where the last ones ended: a commit writes a page or two, and a list's pages are written once
-/// for all its writes since it was last applied rather than once a commit (docs/performance.md, "Writes").
+/// commit of writes to many lists would write pages of each into the WAL and have the sync submit them all. The
+/// journal's rows are appended where the last ones ended: a commit writes a page or two, and a list's pages are
+/// written once for all its writes since it was last applied rather than once a commit (docs/performance.md,
+/// "Writes").
 ///
 /// What it keeps:
 /// - An acknowledged write is durable in the journal, or in the tables, or both; the journal's rows of a list are
@@ -23,15 +24,6 @@ extension SQLiteListStore {
     /// that a list's pages are written once for many of its writes under a load spread over thousands of lists, few
     /// enough that the entries held in memory stay small (a few MB).
     public static let defaultJournalLimit = 16_384
-
-    /// Entries applied at once when the journal is due (``journalLimit``): a pause of the writer of about 1.3 ms on the
-    /// machine of docs/performance.md, not one of the whole journal (and less than the 5 ms after which a lone
-    /// producer's writes go to the writer of batches).
-    static let journalChunk = 256
-
-    /// Bytes of entries held after which a commit applies the oldest lists' entries, as ``journalLimit``: the
-    /// entries are held in memory until applied.
-    static let journalByteLimit = 16 << 20
 
     /// The largest entry journaled: a write whose entry would be larger is written into the tables at once.
     static let journaledBytes = 16 << 10
@@ -124,8 +116,8 @@ extension SQLiteListStore {
         }
     }
 
-    /// After a commit, whose writes are durable already: applies the oldest lists' entries while the journal holds
-    /// ``journalLimit`` entries or ``journalByteLimit`` bytes.
+    /// After a commit, whose writes are durable already: applies the oldest lists' entries while the journal is due
+    /// (``Journal/isDue``: ``journalLimit`` entries, or the bytes of ``Journal/Limits``).
     func applyJournalIfDue() {
         // A chunk at a time, until below the limits again (a batch may have added more than a chunk). A failure
         // leaves every entry held: the next commit tries again, and a read that needs the entries applies them

@@ -65,7 +65,7 @@ public final class SQLiteListStore: ListStore {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 database = try DatabaseQueue(path: path, configuration: Self.configuration)
             }
-            let journal = Journal(limit: self.journalLimit)
+            let journal = Journal(limits: Journal.Limits(entries: self.journalLimit))
             journalEntries = journal
             group = GroupCommit(database) { committed in journal.settle(committed: committed) }
             // Only reads until the schema is known to need an upgrade: a damaged file is never written to.
@@ -111,9 +111,10 @@ public final class SQLiteListStore: ListStore {
 
     /// WAL pages after which a commit copies the WAL into the file (SQLite's `wal_autocheckpoint`; its default is
     /// 1,000). A checkpoint runs inside the commit that crosses this, on the writer's thread, and syncs the file
-    /// twice; ten times fewer of them, each copying the pages that many writes touch (the lists' rows, the B-trees'
-    /// upper levels) once for ten times as many writes, made more writes a second under 64 producers (measured in
-    /// docs/performance.md, "Writes"). The WAL then reaches about 40 MB, and is written over from its start.
+    /// twice; fewer of them, each copying the pages that many writes touch (the lists' rows, the B-trees' upper
+    /// levels) once for many more writes, let the writer commit more writes in the same time under many producers
+    /// (docs/performance.md, "Writes"). The WAL then reaches about 40 MB (as many 4 KiB pages), and is written over
+    /// from its start.
     static let checkpointPages = 10_000
 
     /// WAL, `synchronous = FULL` (see the type's documentation), a checkpoint every ``checkpointPages`` pages,

@@ -71,7 +71,7 @@ struct DiffBenchmarks {
         var samples: [Double] = []
         var bytes: [UInt8] = []
         if getenv("QUIRE_BENCH_DETAIL") != nil {
-            // The three parts of one figure, for profiling.
+            // The three parts of one figure, to see which of them a change moves.
             var changes = oldWindow.changes(to: newWindow)
             for _ in 0..<5 {
                 let diff = milliseconds { changes = oldWindow.changes(to: newWindow) }

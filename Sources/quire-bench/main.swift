@@ -2,7 +2,7 @@
 //
 // `quire-bench diff [FIGURE...]` prints one line per figure, `NAME: median X UNIT (min Y, max Z)`:
 // flat-100k, sectioned-100x1000, version-after-1-op (ms) and versions-1000-memory (MB). Naming figures runs
-// only those. For profiling: QUIRE_BENCH_ROUNDS sets the samples per diff figure (41), QUIRE_BENCH_DETAIL
+// only those. To study one figure: QUIRE_BENCH_ROUNDS sets the samples per diff figure (41), QUIRE_BENCH_DETAIL
 // prints the diff, batch and sequential parts of each.
 //
 // `quire-bench sessions [FIGURE...]` prints what a session answer costs at a 100-item and at a 20,000-item

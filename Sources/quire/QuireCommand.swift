@@ -4,7 +4,9 @@ struct QuireCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quire",
         abstract: "Serves sectioned lists to thin mobile clients: pages, per-client snapshots and diffs.",
-        subcommands: [ServeCommand.self, HealthCommand.self, BackupCommand.self, TokenCommand.self],
+        subcommands: [
+            ServeCommand.self, ConfigCommand.self, HealthCommand.self, BackupCommand.self, TokenCommand.self,
+        ],
         defaultSubcommand: ServeCommand.self
     )
 }

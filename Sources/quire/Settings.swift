@@ -16,7 +16,7 @@ import SystemPackage
 ///
 /// Keys are dotted (`server.port`); the environment spells them upper-case with underscores after the
 /// `QUIRE_` prefix (`QUIRE_SERVER_PORT`, `QUIRE_SERVER_CONNECTION_LIMIT`). `config/quire.yaml` lists every
-/// key with its default, and a test keeps it equal to ``defaultValues``.
+/// key with its default, and a test keeps it equal to `quire config --defaults` (``defaultValues``).
 struct Settings: Equatable {
     var service = QuireService.Configuration()
     var logLevel: Logger.Level = .info
@@ -41,7 +41,8 @@ struct Settings: Equatable {
     /// standard error cannot keep up.
     var accessLogBuffer = BufferedAccessLog.defaultCapacity
 
-    /// Every key with its default, in the order of config/quire.yaml (which documents each).
+    /// Every key with its default, in the order of config/quire.yaml (which documents each): the order and nesting
+    /// `quire config` prints them in.
     static let keys: [(key: String, value: ConfigContent)] = {
         let http = HTTPServer.Configuration()
         let limits = ListLimits()
@@ -142,6 +143,16 @@ struct Settings: Equatable {
     static func load(
         configFile: String?, environment: [String: String], flags: [String: ConfigContent]
     ) async throws -> Settings {
+        try Settings(reader: await reader(configFile: configFile, environment: environment, flags: flags))
+    }
+
+    /// The sources of the settings, the later winning: flags, then `QUIRE_*` environment variables, then the file,
+    /// then the embedded defaults. `quire serve` reads its ``Settings`` from it, and `quire config` prints it.
+    ///
+    /// - Throws: the file's parse error.
+    static func reader(
+        configFile: String?, environment: [String: String], flags: [String: ConfigContent]
+    ) async throws -> ConfigReader {
         var providers: [any ConfigProvider] = []
         let flagValues = Dictionary(
             uniqueKeysWithValues: flags.map {
@@ -165,7 +176,7 @@ struct Settings: Equatable {
             providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
         }
         providers.append(InMemoryProvider(name: "defaults", values: defaultValues))
-        return try Settings(reader: ConfigReader(providers: providers))
+        return ConfigReader(providers: providers)
     }
 
     init() {}

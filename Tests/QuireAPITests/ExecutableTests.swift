@@ -67,6 +67,23 @@ struct ExecutableTests {
         let down = try Self.child(["health", "--url", "http://127.0.0.1:\(port)/healthz", "--timeout", "1"])
         #expect(down.waitForExit(seconds: 10) == 1)
     }
+
+    @Test("quire config prints the merged settings as YAML, secrets as <redacted>; --defaults the embedded ones")
+    func config() throws {
+        let child = try Self.child(
+            ["config", "--port", "9000", "--write-token", "flag-secret"], environment: ["QUIRE_LOG_LEVEL": "debug"])
+        #expect(child.waitForExit(seconds: 10) == 0)
+        for line in ["server:", "  port: 9000", "  level: debug", #"  path: ":memory:""#, "  writeToken: <redacted>"] {
+            #expect(child.output.contains("\n\(line)\n"), "\(line)")
+        }
+        #expect(!child.output.contains("flag-secret"))
+        let defaults = try Self.child(["config", "--defaults"], environment: ["QUIRE_SERVER_PORT": "9001"])
+        #expect(defaults.waitForExit(seconds: 10) == 0)
+        #expect(
+            defaults.output.contains("\n  port: 8080\n") && defaults.output.contains("\n  path: data/quire.sqlite\n"))
+        let refused = try Self.child(["config", "--defaults", "--port", "1"])
+        #expect(refused.waitForExit(seconds: 10) != 0)
+    }
 }
 
 /// The access log of `quire serve`: buffered, yet every line of a run is written, including the lines of

@@ -1,4 +1,5 @@
-// The checks of `GET /v1/lists` that both stores pass (SQLiteListingTests, PostgresListingTests).
+// The checks of `GET /v1/lists` that both stores pass (SQLiteListingTests here, PostgresListingTests in
+// QuirePostgresTests, which compiles this file through a symlink).
 import Foundation
 import Logging
 import QuireAPI

@@ -2,7 +2,6 @@ import Foundation
 import JWTKit
 import Testing
 
-@testable import QuireAPI
 @testable import QuireAuth
 
 /// Keys and tokens for the access tests: an HS256 secret, an RSA key (a fixed test key, so that no test

@@ -1,0 +1,1 @@
+../QuireAPITests/Support/TestTokens.swift

@@ -1,0 +1,1 @@
+../QuireStoreTests/ListingChecks.swift
