@@ -248,10 +248,10 @@ struct StoreWriteTests {
         // of the six at once (a thread per core) and the seventh list's write waited for them.
         var lanes = Set<Int>()
         var held: [String] = []
-        for index in 0..<200 where held.count < 6 && lanes.insert(StoreWrites.lane(of: "slow-\(index)")).inserted {
+        for index in 0..<200 where held.count < 6 && lanes.insert(WriteScheduler.lane(of: "slow-\(index)")).inserted {
             held.append("slow-\(index)")
         }
-        let free = try #require((0..<200).map { "free-\($0)" }.first { !lanes.contains(StoreWrites.lane(of: $0)) })
+        let free = try #require((0..<200).map { "free-\($0)" }.first { !lanes.contains(WriteScheduler.lane(of: $0)) })
         #expect(held.count == 6)
         var released = 0
         defer { for _ in released..<held.count { store.release.signal() } }
@@ -410,7 +410,7 @@ extension StoreWriteTests {
         #expect(!GatedStore().syncsLocally, "a decorator that may wait keeps its writes on lanes")
 
         // No limit here: a write held on purpose below (or one preempted on a busy machine) must not bar the rest.
-        let writes = StoreWrites(aloneLimit: .seconds(3600))
+        let writes = WriteScheduler(aloneLimit: .seconds(3600))
         let ok = Reply.response(Response(status: 200))
         let caller = Thread.current
         var ranHere = false
@@ -450,7 +450,7 @@ extension StoreWriteTests {
         leave.signal()
 
         // A slow one (a disk stall) sends the next writes to lanes for a while, then they come back.
-        let barring = StoreWrites(aloneLimit: .milliseconds(5), aloneBar: .seconds(1))
+        let barring = WriteScheduler(aloneLimit: .milliseconds(5), aloneBar: .seconds(1))
         #expect(
             try barring.alone { () throws(Problem) -> Reply in
                 Thread.sleep(forTimeInterval: 0.02)
@@ -479,7 +479,7 @@ extension StoreWriteTests {
         let insert = try JSONParser().parse(
             #"{"ops":[{"op":"insertItems","section":"s","items":[{"id":"i","type":"t"}]}]}"#)
 
-        let writes = StoreWrites()
+        let writes = WriteScheduler()
         let answers = Mutex<[String: Int]>([:])
         let answered = DispatchSemaphore(value: 0)
         func enqueue(_ name: String, ifMatch: ListRegistry.IfMatch? = nil) {

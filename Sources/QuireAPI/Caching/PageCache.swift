@@ -76,7 +76,7 @@ struct PageQuery: Hashable {
     let before: String?
 
     /// One word to the hasher, made of every field (FNV-1a over the strings' bytes): the synthesized hash gave the
-    /// seeded hasher each string and optional on its own, ~250 instructions more a page (callgrind). Equal queries
+    /// seeded hasher each string and optional on its own, a noticeable cost on every page. Equal queries
     /// have equal words; the keys a cache holds are pages it made (a list that exists, a cursor it issued), not
     /// texts a client chooses, and the seeded hasher still mixes the word.
     func hash(into hasher: inout Hasher) {
@@ -98,7 +98,7 @@ struct PageQuery: Hashable {
 
 /// A prepared response made of a list's version, with that version's generation of the list's handle: current
 /// while the handle is at the same generation, which costs one atomic load (looking the list's version up by its
-/// name cost ~360 instructions a request, callgrind). A stateless page, and a session's "nothing new" answer
+/// name would cost a lookup of the registry on every request). A stateless page, and a session's "nothing new" answer
 /// (without a generation when the list had already moved on when it was made: never current).
 final class ListResponse: Sendable {
     let response: PreparedResponse

@@ -14,8 +14,7 @@ public struct AccessRecord: Sendable {
         get { .nanoseconds(elapsedNanoseconds) }
         set { elapsedNanoseconds = newValue.nanoseconds }
     }
-    /// `elapsed` as kept: reading a `Duration`'s components divides a 128-bit count of attoseconds (~190
-    /// instructions a line, callgrind).
+    /// `elapsed` as kept: reading a `Duration`'s components divides a 128-bit count of attoseconds on every line.
     var elapsedNanoseconds: Int64
     /// The body's bytes as sent.
     public var bytes: Int
@@ -257,8 +256,7 @@ public final class BufferedAccessLog: AccessLog {
     /// `body` of the line's bytes after its head, written in place through a pointer into a buffer of the longest
     /// the tail could be: on the stack for every line but those of long, heavily escaped fields (the standard
     /// library's choice by size). Appended piece by piece to an array (each piece checking the array's room and its
-    /// uniqueness, a literal reached through its string) a line cost ~4,000 instructions, a third of a small
-    /// request's (callgrind).
+    /// uniqueness, a literal reached through its string) a line would cost a large share of a small request.
     private func withTail<Result>(
         of record: AccessRecord, millisecond: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result
     ) -> Result {

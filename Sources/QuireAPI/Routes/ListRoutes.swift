@@ -18,7 +18,7 @@ extension APIContext {
     /// (``ListCursor``) is the name of the page's last list: the next page starts after it, so paging never
     /// skips or repeats a list that exists throughout.
     ///
-    /// The parameters are checked here; the store is read off libmicrohttpd's threads (``StoreWrites``), as
+    /// The parameters are checked here; the store is read off libmicrohttpd's threads (``StoreReads``), as
     /// writes are, so that a store slow to answer holds up no other connection.
     func listIndex(_ request: Request, _ caller: Caller) throws(Problem) -> Reply {
         let limit = try RequestInput.integer(
@@ -26,7 +26,7 @@ extension APIContext {
         let prefix = try RequestInput.listPrefix(request)
         let after = try Self.listCursor(request, prefix: prefix)?.after
         let selection = caller.readableLists.narrowed(toPrefix: prefix)
-        return storeWrites.deferredRead { [self] in
+        return reads.deferredRead { [self] in
             do throws(Problem) {
                 return try listIndexPage(selection, prefix: prefix, after: after, limit: limit)
             } catch {
@@ -72,94 +72,31 @@ extension APIContext {
     }
 
     /// `PUT /v1/lists/{list}`: replaces the whole content (`201` when it creates the list). The request read here;
-    /// the write is made by ``made(_:)``.
-    func putList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> ListRegistry.QueuedWrite {
+    /// the write is made where the entry point of writes places it (``ListWrites/reply(to:)``).
+    func putList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
-        return ListRegistry.QueuedWrite(name, ifMatch: ifMatch, mustExist: false, write: .replace(body))
+        return writes.reply(
+            to: ListRegistry.QueuedWrite(name, ifMatch: ifMatch, mustExist: false, write: .replace(body)))
     }
 
     /// `POST /v1/lists/{list}/ops`: applies every op in order, or none. The request read here; the write is made by
-    /// ``made(_:)``.
-    func applyOps(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> ListRegistry.QueuedWrite {
+    /// the entry point of writes (``ListWrites/reply(to:)``).
+    func applyOps(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
         let name = try RequestInput.listName(parameters)
         let body = try RequestInput.json(request)!
         let ifMatch = try RequestInput.ifMatch(request)
         // The batch's own checks (no member beside `ops`, an op or more) are the write's (ListWrite): the registry
         // makes them after the list's existence (404) and If-Match (412), in the order of checks (openapi.yaml).
-        return ListRegistry.QueuedWrite(name, ifMatch: ifMatch, mustExist: true, write: .ops(body))
-    }
-
-    /// The answer of a write made: its version (`201` when it created the list), or the problem that refused it.
-    func writeResponse(_ outcome: Result<ListRegistry.Commit, ListRegistry.WriteError>, list: String) -> Response {
-        switch outcome {
-        case .success(let commit):
-            var headers = JSONResponse.headers
-            headers.add("ETag", "\"\(commit.version.version)\"")
-            return Response(
-                status: commit.created ? 201 : 200, headers: headers,
-                body: ResponseBodies.writeResult(list: list, version: commit.version.version))
-        case .failure(let error):
-            return problem(for: error, list: list).response
-        }
-    }
-
-    /// The answer of `write`, made now on this thread.
-    func writeNow(_ write: ListRegistry.QueuedWrite) -> Response {
-        let outcome = Result { () throws(ListRegistry.WriteError) in
-            try registry.write(write.name, ifMatch: write.ifMatch, mustExist: write.mustExist) { _ in write.write }
-        }
-        return writeResponse(outcome, list: write.name)
+        return writes.reply(to: ListRegistry.QueuedWrite(name, ifMatch: ifMatch, mustExist: true, write: .ops(body)))
     }
 
     /// `DELETE /v1/lists/{list}`: `204`; its sessions end. The request read here; the delete is made by
-    /// ``deleteNow(_:ifMatch:)``.
-    func deleteList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> (
-        name: String, ifMatch: ListRegistry.IfMatch?
-    ) {
-        (try RequestInput.listName(parameters), try RequestInput.ifMatch(request))
-    }
-
-    /// The answer of a delete of `name`, made now on this thread.
-    func deleteNow(_ name: String, ifMatch: ListRegistry.IfMatch?) -> Response {
-        do throws(ListRegistry.WriteError) {
-            try registry.delete(name, ifMatch: ifMatch)
-        } catch {
-            return problem(for: error, list: name).response
-        }
-        return Response(status: 204)
-    }
-
-    private func problem(for error: ListRegistry.WriteError, list: String) -> Problem {
-        switch error {
-        case .listNotFound:
-            return Problem(.listNotFound, detail: "No list named \(list).")
-        case .versionMismatch(let current):
-            var headers = HTTPHeaders()
-            if current > 0 { headers.add("ETag", "\"\(current)\"") }
-            return Problem(
-                .versionMismatch, detail: "If-Match does not name the current version, \(current).",
-                extensions: [.init("version", .int(Int(current)))], headers: headers)
-        case .invalidList(let error):
-            return Problem(.invalidList, detail: error.description, extensions: [.init("path", .string(error.path))])
-        case .invalidOp(let error):
-            guard let opIndex = error.opIndex else {
-                return Problem(.invalidOp, detail: error.description, extensions: [.init("path", .string(error.path))])
-            }
-            return Problem(
-                .invalidOp, detail: error.description,
-                extensions: [.init("opIndex", .int(opIndex)), .init("path", .string(error.path))])
-        case .storage(let reason):
-            logger.error("store write failed", metadata: ["list": "\(list)", "error": "\(reason)"])
-            return Problem.overloaded(
-                "The list could not be stored; nothing was changed. Retry shortly.", retryAfterSeconds: 1,
-                written: .no)
-        case .storageOutcomeUnknown(let reason):
-            logger.error("store write outcome unknown", metadata: ["list": "\(list)", "error": "\(reason)"])
-            return Problem.overloaded(
-                "The database stopped answering while the write was being committed: it may or may not have been made. Read the list's version before writing again.",
-                retryAfterSeconds: 1, written: .unknown)
-        }
+    /// the entry point of writes (``ListWrites/replyToDelete(of:ifMatch:)``).
+    func deleteList(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {
+        let name = try RequestInput.listName(parameters)
+        let ifMatch = try RequestInput.ifMatch(request)
+        return writes.replyToDelete(of: name, ifMatch: ifMatch)
     }
 }

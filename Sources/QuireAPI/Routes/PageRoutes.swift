@@ -12,8 +12,8 @@ extension APIContext {
         let filterText = request.queryValue("filter")
         // A page the cache holds, of the list's current version, answers at once: it was made for these very
         // inputs (the name, the limit, the cursor as sent), which were checked then. Checking them again (the
-        // name's characters; a cursor's decoding) cost ~170 instructions a page, more with a cursor (callgrind).
-        // Anything else takes the whole way below, in the order its errors are reported.
+        // name's characters; a cursor's decoding) would be a large share of a cached page's cost, more with a
+        // cursor. Anything else takes the whole way below, in the order its errors are reported.
         if filterText == nil,
             let limit = try? RequestInput.integer(
                 request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit),
@@ -76,35 +76,6 @@ extension APIContext {
         }
     }
 
-    /// The reply of `answer`, made of the list `name` once it is held: a list not held in memory is loaded from
-    /// the store off libmicrohttpd's threads (a store slow to answer holds up no other connection), then answered
-    /// as one held all along; `404 list-not-found` when it does not exist, `503` when the store cannot be read.
-    ///
-    /// - Parameter pinned: keep the list pinned from before its load until `answer` returns (it cannot leave
-    ///   memory in between: a session is made of it).
-    func withLoadedList(
-        _ name: String, pinned: Bool = false, _ answer: @escaping @Sendable (ListVersion) -> Response
-    ) throws(Problem) -> Reply {
-        // A store that keeps no lists holds none but those in memory.
-        guard registry.storeKeepsLists else { throw Self.listNotFound(name) }
-        return storeWrites.deferredRead { [self] in
-            if pinned { registry.pins.add(name) }
-            defer { if pinned { registry.pins.remove(name) } }
-            let version: ListVersion?
-            do {
-                version = try registry.loadedVersion(of: name)
-            } catch {
-                logger.error("loading a list failed", metadata: ["list": "\(name)", "error": "\(error)"])
-                return Problem.overloaded(
-                    "The list could not be read from the store. Retry shortly.", retryAfterSeconds: 1
-                )
-                .response
-            }
-            guard let version else { return Self.listNotFound(name).response }
-            return answer(version)
-        }
-    }
-
     /// The page of `query` from the cache, or made of the list's current version and cached; `nil` when the list is
     /// not held in memory.
     private func cachedPage(_ query: PageQuery, cursor: PageCursor?) -> ListResponse? {
@@ -116,10 +87,6 @@ extension APIContext {
                 cacheControl: configuration.cache.headerValue(for: .revalidated))
             return ListResponse(response, madeOf: (list, generation))
         }
-    }
-
-    static func listNotFound(_ name: String) -> Problem {
-        Problem(.listNotFound, detail: "No list named \(name).")
     }
 
     /// A page of the view of `name` through `filter`: never cached (a view's page is cut from the view's version,
@@ -159,27 +126,5 @@ extension APIContext {
         if !links.isEmpty { headers.add("Link", links.joined(separator: ", ")) }
         let body = ResponseBodies.page(list: list, window: window, previous: previous, next: next)
         return PreparedResponse(Response(status: 200, headers: headers, body: body))
-    }
-
-    /// `text` with every byte but RFC 3986's unreserved characters percent-encoded, for a query value.
-    static func percentEncoded(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return encoded
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to count: Int) -> String {
-        String(repeating: "0", count: Swift.max(0, count - self.count)) + self
     }
 }

@@ -49,7 +49,7 @@ extension APIContext {
         let version = options.filter.map { views.version(of: name, filter: $0, parent: list) } ?? list
         // A first window at the list's head is the same for every session opened on that page of that
         // version: it is cut, and its bytes made and compressed, once (clients opening a feed all start
-        // there). Cutting it was a third of a session's creation (callgrind). A view's are cut each time.
+        // there). Cutting it each time would be a large share of a session's creation. A view's are cut each time.
         let first: FirstWindow
         if options.around == nil && options.expanded.isEmpty && options.filter == nil {
             first = sessionFirstWindows.value(for: FirstWindowKey(generation: generation, limit: options.limit)) {
@@ -79,7 +79,7 @@ extension APIContext {
         let id = parameters["id"] ?? ""
         // The request clients repeat most, a poll that names its position and nothing else: answered from the
         // prepared "nothing new" answer when there is one, without looking for each of the other items, absent
-        // here, one by one (~400 instructions, callgrind). Anything else takes the whole way below.
+        // here, one by one, which would cost more than the answer itself. Anything else takes the whole way below.
         if request.query.count == 1, let position = Self.onlyPosition(request.query),
             let unchanged = unchangedAnswer(session: id, at: position)
         {
@@ -150,8 +150,9 @@ extension APIContext {
     /// case), found without copying the session out of the store or computing anything. `nil` sends the request
     /// the whole way, which makes the answer (``reply(_:)``) for the next time.
     private func unchangedAnswer(session id: String, at position: SessionPosition) -> PreparedResponse? {
-        // Not checked for a session id's shape (~300 instructions, callgrind): keys are compared by their bytes, so
-        // only an id the service made finds a session, and anything else goes the whole way, which refuses it.
+        // Not checked for a session id's shape, which would cost a walk of the id on every poll: keys are compared by
+        // their bytes, so only an id the service made finds a session, and anything else goes the whole way, which
+        // refuses it.
         let key = SessionKey(id)
         guard let (seq, version) = sessions.position(of: key) else {
             return nil

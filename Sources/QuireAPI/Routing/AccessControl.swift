@@ -225,7 +225,7 @@ final class AccessControl: Sendable {
     /// The token of an `Authorization: Bearer <token>` field's bytes, or `nil`: a slice of them, not a copy. The
     /// scheme is case-insensitive (RFC 9110 §11.1).
     static func bearer(_ field: UnsafeBufferPointer<UInt8>) -> UnsafeRawBufferPointer? {
-        // Byte by byte, unrolled: a loop over the scheme's `utf8.enumerated()` cost ~500 instructions (callgrind).
+        // Byte by byte, unrolled: a loop over the scheme's `utf8.enumerated()` would cost an iterator per request.
         // `| 0x20` lowers a letter (and makes no other byte one); the space is compared as it is.
         func letter(_ index: Int, _ lower: Unicode.Scalar) -> Bool { field[index] | 0x20 == UInt8(ascii: lower) }
         guard field.count > 7, letter(0, "b"), letter(1, "e"), letter(2, "a"), letter(3, "r"), letter(4, "e"),

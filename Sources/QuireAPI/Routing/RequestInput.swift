@@ -31,8 +31,8 @@ enum RequestInput {
             throw Problem(.invalidJSON, detail: "The request needs a JSON body.")
         }
         let contentType = request.headers["Content-Type"] ?? ""
-        // The type nearly every client sends, as sent, answers without splitting (which cost more than parsing
-        // a small body: callgrind).
+        // The type nearly every client sends, as sent, answers without splitting (which costs more than parsing
+        // a small body).
         guard contentType == "application/json" || Self.mediaType(of: contentType) == "application/json" else {
             throw Problem(
                 .unsupportedMediaType,
@@ -56,7 +56,7 @@ enum RequestInput {
     )
         throws(Problem) -> Int?
     {
-        // Parsed from the item's bytes: decoding it into a string first cost ~250 instructions a page (callgrind).
+        // Parsed from the item's bytes: decoding it into a string first would make a string on every page.
         guard let parsed = request.query.withValue(of: name, Self.decimal) else { return defaultValue }
         guard let value = parsed, range.contains(value) else {
             throw Problem(

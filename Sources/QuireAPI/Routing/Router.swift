@@ -164,8 +164,8 @@ final class RouteNode: Sendable {
 
     /// The literal child named by `segment`, if any.
     func literal(matching segment: UnsafeBufferPointer<UInt8>) -> RouteNode? {
-        // memcmp, not `elementsEqual`: an array against a buffer was walked element by element through
-        // their iterators (a few hundred instructions a request on session paths, callgrind).
+        // memcmp, not `elementsEqual`: an array against a buffer is walked element by element through
+        // their iterators, on every request of a session's paths.
         for literal in literals where literal.segment.count == segment.count {
             let equal =
                 segment.isEmpty
@@ -209,7 +209,7 @@ public final class RouterResponder: HTTPResponder {
     let unmatched = RouteLabel("unmatched")
 
     /// A class, not a struct: the server holds it as an existential and every request reaches its fields, which
-    /// as a struct's were copied per request (the optional access control's outlined copy, measured).
+    /// as a struct's would be copied per request (the optional access control's outlined copy).
     init(
         root: RouteNode, logger: Logger, observer: (any RequestObserver)?, access: AccessControl?,
         cachePolicy: CachePolicy
@@ -267,9 +267,9 @@ public final class RouterResponder: HTTPResponder {
     }
 
     /// What routing a request gave: the reply, the route template that gave it (`unmatched` for a 404 of the
-    /// router), and the subject of the caller's token. A struct, not a tuple: the tuple's copies were outlined
-    /// into a helper shared with other types, which copied through the runtime's generic tuple functions
-    /// (several per request, measured with callgrind).
+    /// router), and the subject of the caller's token. A struct, not a tuple: the tuple's copies are outlined
+    /// into a helper shared with other types, which copies through the runtime's generic tuple functions,
+    /// several times a request.
     private struct Routed {
         let reply: Reply
         let route: RouteLabel
@@ -355,8 +355,8 @@ public final class RouterResponder: HTTPResponder {
 
     /// Walks the tree segment by segment, trying a literal before the parameter at each level.
     ///
-    /// The parameters are gathered into the caller's `parameters`: returned beside the node, in a tuple, they were
-    /// copied and the copy destroyed on every request (callgrind).
+    /// The parameters are gathered into the caller's `parameters`: returned beside the node, in a tuple, they would
+    /// be copied and the copy destroyed on every request.
     ///
     /// - Complexity: O(*s*) in the number of segments (a handful of literals compared as bytes per level, then
     ///   the parameter branch).
@@ -411,7 +411,7 @@ public final class RouteLabel: Sendable {
     let series = Mutex<[RequestSeries]>([])
     /// The series of `GET` answered `200`, once made: most requests' series, read without the lock. Unretained:
     /// `series` holds it for the route's life (a series is never removed). `AtomicLazyReference` would do, but its
-    /// `load` is not specialized: a generic metadata lookup per call (~500 instructions, callgrind).
+    /// `load` is not specialized: a generic metadata lookup per call, on every request.
     let okGet = Atomic<Unmanaged<RequestSeries>?>(nil)
     /// The route's request durations (see ``ServiceMetrics``).
     let latency = RouteLatency()

@@ -93,7 +93,7 @@ public final class QuireService: Sendable {
         server.shutdown()
         // A write whose client went away is no longer the server's to wait for; its commit still ends before
         // the caller closes the store.
-        context.storeWrites.waitUntilIdle()
+        context.waitUntilStoreIdle()
     }
 }
 
