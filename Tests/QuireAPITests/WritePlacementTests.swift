@@ -9,7 +9,7 @@ import Testing
 
 /// Where a write runs, decided without a server: the placement of each kind of store and write, and the
 /// scheduler following it as the other writes under way allow.
-@Suite struct WritePlacementTests {
+@Suite("Where a write runs") struct WritePlacementTests {
     @Test("each kind of store places its writes and deletes where they wait on the least")
     func placementOfEachStore() {
         #expect(WritePlacement.write(in: .answersAtOnce) == .hereWhenAlone(syncs: false, otherwise: .batchWriter))

@@ -54,7 +54,7 @@ extension WriteScheduler {
     /// Makes `write` by the writer of batches, for a producer that is not a connection: `completion` is told its
     /// outcome on the writer's thread. `false` when the service is shutting down (nothing is made).
     func together(
-        _ write: ListRegistry.QueuedWrite, in registry: ListRegistry,
+        producerWrite write: ListRegistry.QueuedWrite, in registry: ListRegistry,
         completion: @escaping @Sendable (Result<ListRegistry.Commit, ListRegistry.WriteError>) -> Void
     ) -> Bool {
         if isRefusing { return false }

@@ -142,7 +142,7 @@ private struct ProducerWrite: PlacedWrite {
     func handedToBatchWriter(of scheduler: WriteScheduler) {
         var prepared = write
         writes.registry.prepare(&prepared)
-        if !scheduler.together(prepared, in: writes.registry, completion: completion) { refused() }
+        if !scheduler.together(producerWrite: prepared, in: writes.registry, completion: completion) { refused() }
     }
 
     func handedToLane(of scheduler: WriteScheduler) {
