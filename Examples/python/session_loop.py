@@ -80,7 +80,7 @@ def readme(base):
 
 
 def filtered(client):
-    """A filtered session (API.md §4d) whose filter is made of the generated models, never a dict by hand: its
+    """A filtered session (openapi.yaml) whose filter is made of the generated models, never a dict by hand: its
     window, its changes when items are written into and out of the filter, filtered pages through their cursors,
     and `400 invalid-filter` as a typed problem."""
     filtered_list = "gen-python-filtered"

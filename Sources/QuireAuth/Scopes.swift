@@ -1,4 +1,4 @@
-/// What a token may do: its `scope` claim (API.md §5b), space-separated, OAuth style:
+/// What a token may do: its `scope` claim (openapi.yaml), space-separated, OAuth style:
 /// `read:<pattern>` and `write:<pattern>`, where a pattern is a list name or a prefix ending in `*`
 /// (`read:inbox-alice read:news-* write:drafts-alice`; `read:*` reads every list). Other scopes are
 /// ignored; write does not imply read.

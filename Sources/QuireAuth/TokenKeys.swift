@@ -1,7 +1,7 @@
 import FoundationEssentials
 import JWTKit
 
-/// The settings of JSON Web Tokens (API.md §5b): `auth.jwt.*`.
+/// The settings of JSON Web Tokens (openapi.yaml): `auth.jwt.*`.
 public struct TokenSettings: Sendable, Equatable {
     /// The HMAC secret of HS256 tokens (`auth.jwt.secret`); at least 32 bytes; `nil` refuses HS256.
     public var secret: String?

@@ -46,7 +46,7 @@ public struct VerifiedToken: Sendable, Equatable {
     }
 }
 
-/// Why a token was refused (API.md §5b: both are `401` with `WWW-Authenticate: Bearer error="invalid_token"`).
+/// Why a token was refused (openapi.yaml: both are `401` with `WWW-Authenticate: Bearer error="invalid_token"`).
 public enum TokenRejection: Error, Equatable {
     /// Malformed, wrongly signed, of a refused algorithm, not yet valid, of another issuer or audience.
     case invalid(String)

@@ -1,4 +1,4 @@
-/// The `batch` change format, decoded: the arrays of API.md §5, indexes as the server sent them.
+/// The `batch` change format, decoded: the arrays of openapi.yaml, indexes as the server sent them.
 ///
 /// Deletes and move sources are indexes **before** the batch; inserts, move targets and updates are indexes
 /// **after** it. ``ClientWindow/apply(_:)-(BatchChanges)`` checks the format's rules before it changes anything,
@@ -128,7 +128,7 @@ public struct BatchChanges: Sendable, Hashable {
 }
 
 /// One op of the `sequential` change format, decoded. Each op's indexes refer to the state the previous op
-/// left (API.md §5); ``ClientWindow/apply(_:)-([SequentialOp])`` applies a list of them.
+/// left (openapi.yaml); ``ClientWindow/apply(_:)-([SequentialOp])`` applies a list of them.
 public enum SequentialOp: Sendable, Hashable {
     /// Deletes the section `id` at `index`.
     case deleteSection(index: Int, id: String)

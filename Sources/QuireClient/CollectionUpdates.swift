@@ -32,7 +32,7 @@ public protocol BatchUpdatingView: AnyObject {
 
 /// Applies a session's updates to a view: the data source's window is replaced inside the batch (where
 /// UIKit reads the new counts), the structural changes go into one `performBatchUpdates`, then the
-/// in-place updates (API.md §5 rule 6).
+/// in-place updates (the batch rules of app-developers.md, "Change formats").
 ///
 /// ```swift
 /// Task { @MainActor in

@@ -23,7 +23,7 @@ import OpenAPIURLSession
 /// generates: the SDK cannot drift from the contract.
 ///
 /// **Transports.** Any `ClientTransport` of swift-openapi-runtime carries the requests; the default is
-/// `URLSessionTransport`. The event stream (API.md §4c) needs a transport that hands a response body over
+/// `URLSessionTransport`. The event stream (openapi.yaml) needs a transport that hands a response body over
 /// as it arrives (`streamsResponses`): `URLSessionTransport` does on Apple platforms, but on Linux
 /// (swift-corelibs-foundation) it buffers the whole body, and a stream never ends, so there the default
 /// client follows writes with long polls instead. `AsyncHTTPClientTransport`
@@ -135,7 +135,7 @@ public final class QuireClient: Sendable {
 }
 
 /// Sends the bearer token with every request of the generated client; on `401`, asks the token source for
-/// a new token and sends the request once more (API.md §5b: an expired JSON Web Token).
+/// a new token and sends the request once more (openapi.yaml: an expired JSON Web Token).
 struct BearerTokenMiddleware: ClientMiddleware {
     let tokens: TokenSource
 

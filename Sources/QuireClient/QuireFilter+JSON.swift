@@ -41,7 +41,7 @@ extension QuireFilter {
 }
 
 extension QuireFilter: Encodable {
-    /// Encodes the filter as its JSON (API.md §4d): a term `{"field": …, <operator>: …}`, or `all`, `any`, `not`.
+    /// Encodes the filter as its JSON (openapi.yaml): a term `{"field": …, <operator>: …}`, or `all`, `any`, `not`.
     ///
     /// - Throws: what the encoder throws (a number that is not finite, for `JSONEncoder`).
     public func encode(to encoder: any Encoder) throws {

@@ -1,4 +1,4 @@
-/// Which top-level items a filtered session shows (API.md §4d), built from typed values: no JSON by hand.
+/// Which top-level items a filtered session shows (openapi.yaml), built from typed values: no JSON by hand.
 ///
 /// ```swift
 /// let unread = QuireFilter.field("data.unread").eq(true)

@@ -68,7 +68,7 @@ extension QuireSession {
                 reply = try await send(request, session: id)
             } catch let error as ClientError where !Task.isCancelled && !(error.underlyingError is CancellationError) {
                 // Lost on the way: the same request again names the same window, which the server answers
-                // from there even if the lost one moved the session (API.md §4a).
+                // from there even if the lost one moved the session (openapi.yaml).
                 failures += 1
                 guard failures <= 6 else { throw error }
                 statistics.retries += 1

@@ -21,7 +21,7 @@ public struct SessionUpdate: Sendable {
     public let change: Change
     /// The window after the change.
     public let window: ClientWindow
-    /// The answer's `seq` (API.md §4a): the session's answer counter, 1 for the first page.
+    /// The answer's `seq` (openapi.yaml): the session's answer counter, 1 for the first page.
     public let seq: Int
     /// Items exist before the window: ``QuireSession/loadPrevious(limit:)`` would bring some.
     public let hasPrev: Bool
@@ -54,7 +54,7 @@ public struct QuireClientError: Error, Sendable, CustomStringConvertible {
     public let description: String
 }
 
-/// A live session (API.md §4): opens on ``open()``, keeps its window exact, and publishes every change on
+/// A live session (openapi.yaml): opens on ``open()``, keeps its window exact, and publishes every change on
 /// ``updates``. Answers from the event stream (or long polls) and from the app's own calls are applied in
 /// `seq` order, each to the window of its `fromSeq`; `409` resets, `404` opens a new session around the
 /// first item the app shows, `503` waits `Retry-After`, and a lost connection is retried with exponential
@@ -79,7 +79,7 @@ public actor QuireSession {
 
     /// The window as the app shows it after the last update.
     public internal(set) var window = ClientWindow()
-    /// The `seq` of the last update (API.md §4a); 0 before the first page.
+    /// The `seq` of the last update (openapi.yaml); 0 before the first page.
     public internal(set) var seq = 0
     /// The server's id of the session; `nil` before ``open()`` and while a lost session is being replaced
     /// (it changes then).
@@ -103,7 +103,7 @@ public actor QuireSession {
         public var events = 0
         /// Long polls sent.
         public var longPolls = 0
-        /// Requests sent again after a lost connection (answered from the window before, API.md §4a).
+        /// Requests sent again after a lost connection (answered from the window before, openapi.yaml).
         public var retries = 0
         /// Answers held until the one they follow arrives (now).
         public var pending = 0
@@ -129,9 +129,9 @@ public actor QuireSession {
     /// The end of the queue of the app's calls (see ``oneAtATime(_:)``).
     var appCalls: Task<Void, Never>?
 
-    /// How a session is opened (API.md §4, §4b) and kept up to date.
+    /// How a session is opened (openapi.yaml) and kept up to date.
     public struct Options: Sendable {
-        /// The change format (API.md §5) the server answers in.
+        /// The change format (openapi.yaml) the server answers in.
         public enum Format: String, Sendable {
             /// One structural batch, then in-place updates: `performBatchUpdates` (UIKit).
             case batch
@@ -159,9 +159,9 @@ public actor QuireSession {
         public var around: String?
         /// Items whose children are shown from the first page on.
         public var expanded: [String]
-        /// Items held at most (API.md §4b); `nil`: the server's default.
+        /// Items held at most (openapi.yaml); `nil`: the server's default.
         public var keep: Int?
-        /// Show only the items that match (a filtered session, API.md §4d); `nil`: the whole list.
+        /// Show only the items that match (a filtered session, openapi.yaml); `nil`: the whole list.
         ///
         /// The window, paging, changes and ``SessionUpdate/hasNext`` are those of the filtered list: an item
         /// updated into the filter arrives as an insert, one updated out of it as a delete. A session opened

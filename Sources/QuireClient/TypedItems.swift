@@ -6,7 +6,7 @@ import Foundation
 public struct TypedItem<Data: Decodable & Sendable>: Sendable {
     /// The item's id, unique in the list.
     public let id: String
-    /// The cell kind (API.md §1): which cell class shows it.
+    /// The cell kind (openapi.yaml): which cell class shows it.
     public let type: String
     /// The item's `data`, decoded.
     public let data: Data

@@ -5,7 +5,7 @@ import PostgresNIO
 public import QuireCore
 import Synchronization
 
-/// The shared store: lists in PostgreSQL, for several Quire instances at once (DESIGN.md, "When one
+/// The shared store: lists in PostgreSQL, for several Quire instances at once (architecture.md, "When one
 /// machine is not enough"), through postgres-nio.
 ///
 /// - **Rows** as in the SQLite store: one per section and per item, with position keys that sort as the

@@ -7,7 +7,7 @@ import Testing
 @testable import QuireAPI
 @testable import QuireAuth
 
-/// Access per user (API.md §5b) over HTTP, against a real service: scopes, the list index, sessions
+/// Access per user (openapi.yaml) over HTTP, against a real service: scopes, the list index, sessions
 /// bound to their subject, every kind of bad token, and long polls that end with their token.
 @Suite("Access per user")
 struct AccessTests {
@@ -43,7 +43,7 @@ struct AccessTests {
         #expect(refused.status == 403)
         #expect(try refused.problemSlug() == "forbidden")
         #expect(try api.call("POST", "/v1/lists/inbox-bob/sessions", json: [:], headers: alice).status == 403)
-        // A filter changes nothing to it (API.md §4d): the list is not hers to read, filtered or not.
+        // A filter changes nothing to it (openapi.yaml): the list is not hers to read, filtered or not.
         let filter = ["field": "type", "eq": "row"]
         #expect(
             try api.call("POST", "/v1/lists/inbox-bob/sessions", json: ["filter": filter], headers: alice).status == 403

@@ -8,7 +8,7 @@ import Testing
 @testable import QuireAPI
 @testable import QuireCore
 
-/// Bounded windows (API.md §4b) and answers that cost what changed, over HTTP, applied by QuireClient.
+/// Bounded windows (openapi.yaml) and answers that cost what changed, over HTTP, applied by QuireClient.
 @Suite("Bounded windows")
 struct BoundedWindowTests {
     /// A list of `count` items in 4 sections (ids `b<n>`), written with ops so that versions carry their

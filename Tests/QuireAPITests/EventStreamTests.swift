@@ -44,7 +44,7 @@ struct SeqWindows {
     var current: ClientWindow? { windows[latest] }
 }
 
-/// Event streams over real HTTP (API.md §4c) and answer sequence numbers (§4a).
+/// Event streams over real HTTP (openapi.yaml) and answer sequence numbers (`seq`).
 @Suite("Event streams", .serialized)
 struct EventStreamTests {
     static func fixture(_ configure: (inout QuireService.Configuration) -> Void = { _ in }) throws -> APIFixture {

@@ -7,7 +7,7 @@ import Testing
 
 @testable import QuireAPI
 
-/// Filtered sessions and pages (API.md §4d) over HTTP, against a model that filters the producer's document.
+/// Filtered sessions and pages (openapi.yaml) over HTTP, against a model that filters the producer's document.
 @Suite("Filtered sessions")
 struct FilteredSessionTests {
     /// The producer's document as the model holds it.

@@ -108,7 +108,7 @@ struct ObservabilityTests {
         #expect(text.contains("quire_http_connections_refused_total 1"))
     }
 
-    @Test("a refused framing is a problem document of API.md §7, counted by reason in /metrics")
+    @Test("a refused framing is a problem document of openapi.yaml, counted by reason in /metrics")
     func framingRefusals() throws {
         let api = try APIFixture()
         defer { api.stop() }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import QuireAPI
 
-/// Stateless pages (API.md §3) over HTTP.
+/// Stateless pages (openapi.yaml) over HTTP.
 @Suite("Stateless pages")
 struct PageTests {
     /// Follows `next` cursors from the first page; returns the ids seen.

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Problem documents")
 struct ProblemTests {
-    @Test("every problem type of API.md §7 exists with its status")
+    @Test("every problem type of openapi.yaml exists with its status")
     func catalogue() {
         let expected: [String: Int] = [
             "invalid-json": 400, "invalid-request": 400, "invalid-cursor": 400, "invalid-filter": 400,

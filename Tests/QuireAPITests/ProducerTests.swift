@@ -7,7 +7,7 @@ import Testing
 @testable import QuireAPI
 @testable import QuireAuth
 
-/// Producers' endpoints (API.md §2) over HTTP: every status and problem type, and that a refused
+/// Producers' endpoints (openapi.yaml) over HTTP: every status and problem type, and that a refused
 /// write changes nothing.
 @Suite("Producers: PUT, ops, GET and DELETE lists")
 struct ProducerTests {

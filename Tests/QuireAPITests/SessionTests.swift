@@ -9,7 +9,7 @@ import Testing
 @testable import QuireAuth
 @testable import QuireCore
 
-/// Sessions (API.md §4) over HTTP, each answer applied by QuireClient as a phone would.
+/// Sessions (openapi.yaml) over HTTP, each answer applied by QuireClient as a phone would.
 @Suite("Sessions and changes")
 struct SessionTests {
     @Test("create: 201, Location, the first page with session and format; around and expanded")

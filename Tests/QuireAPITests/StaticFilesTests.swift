@@ -5,7 +5,7 @@ import Testing
 
 @testable import QuireAPI
 
-/// The web client and the demo page, served from the binary (API.md §6; issue 13). What they do in a
+/// The web client and the demo page, served from the binary (openapi.yaml; issue 13). What they do in a
 /// browser is `scripts/browser-test`'s; this is how they are served.
 @Suite("Static files: quire.js and the demo page")
 struct StaticFilesTests {

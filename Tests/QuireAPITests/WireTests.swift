@@ -5,7 +5,7 @@ import Testing
 @testable import QuireAPI
 @testable import QuireHTTP
 
-/// The service on the wire (API.md §6b): compressed pages, session answers and request bodies, entity tags
+/// The service on the wire (openapi.yaml): compressed pages, session answers and request bodies, entity tags
 /// and `304` per representation, `Cache-Control` by route kind, and metrics with help text.
 @Suite("On the wire: compression, cache policy, metrics")
 struct WireTests {
@@ -83,7 +83,7 @@ struct WireTests {
     }
 
     /// An answer's body with its `seq` blanked: the second request of a pair is a retry from the window
-    /// before, answered again from there under a new `seq` (API.md §4a); the rest is byte-equal.
+    /// before, answered again from there under a new `seq` (openapi.yaml); the rest is byte-equal.
     static func seqless(_ body: [UInt8]) -> String {
         String(decoding: body, as: UTF8.self).replacingOccurrences(
             of: #""seq":[0-9]+"#, with: #""seq":_"#, options: .regularExpression)

@@ -4,7 +4,7 @@ import OpenAPIRuntime
 import QuireClient
 import Testing
 
-/// The filter builder writes the grammar of API.md §4d, and a session sends it as its `filter` member.
+/// The filter builder writes the grammar of openapi.yaml, and a session sends it as its `filter` member.
 @Suite("Filter builder")
 struct QuireFilterTests {
     /// `filter` as JSON, and `expected` parsed: equal as JSON values (numbers by value, members in any order).

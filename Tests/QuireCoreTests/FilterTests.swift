@@ -758,7 +758,7 @@ private struct Choices {
     }
 }
 
-/// The contract (API.md §4d) read literally over ``JSONValue``: nothing shared with the code under test but the
+/// The contract (openapi.yaml) read literally over ``JSONValue``: nothing shared with the code under test but the
 /// parser that made the values.
 private enum Reference {
     static func matches(_ filter: JSONValue, _ item: JSONValue) -> Bool {

@@ -1,6 +1,6 @@
 import QuireHTTP
 
-/// `Cache-Control` of every response, decided here by route kind (API.md §6b) and nowhere else:
+/// `Cache-Control` of every response, decided here by route kind (openapi.yaml) and nowhere else:
 ///
 /// | route kind | successful answer | why |
 /// | --- | --- | --- |

@@ -2,7 +2,7 @@ public import QuireHTTP
 
 /// An error that answers HTTP: an RFC 9457 problem document (`application/problem+json`).
 ///
-/// Every problem type of API.md §7 is a static member; the `type` URI of each is stable and documented
+/// Every problem type of openapi.yaml is a static member; the `type` URI of each is stable and documented
 /// in the OpenAPI spec. Extension members (`version`, `path`, `opIndex`, …) and extra headers (`Allow`,
 /// `Retry-After`, `WWW-Authenticate`) travel with the problem.
 public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {

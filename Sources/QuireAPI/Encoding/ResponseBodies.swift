@@ -1,7 +1,7 @@
 import QuireCore
 import QuireHTTP
 
-/// The JSON bodies of pages, sessions and changes (API.md §3–§5), assembled from the items' stored
+/// The JSON bodies of pages, sessions and changes (openapi.yaml), assembled from the items' stored
 /// bytes: no item is encoded per request.
 enum ResponseBodies {
     /// A stateless page: `list`, `version`, `sections`, `page` with cursors.

@@ -4,7 +4,7 @@ import QuireCore
 import QuireHTTP
 import Synchronization
 
-/// The open event streams (API.md §4c), one per session: each is a ``StreamingResponse`` whose connection
+/// The open event streams (openapi.yaml), one per session: each is a ``StreamingResponse`` whose connection
 /// is suspended while its session's window does not move, woken by the write that moves it (the path long
 /// polls take), by its heartbeat, or by the end of its session.
 ///

@@ -2,7 +2,7 @@ import FoundationEssentials
 import QuireCore
 import QuireHTTP
 
-/// `GET /v1/sessions/{id}/events` (API.md §4c): the session's answers pushed as server-sent events.
+/// `GET /v1/sessions/{id}/events` (openapi.yaml): the session's answers pushed as server-sent events.
 extension APIContext {
     /// Opens the session's event stream, from the window named by `Last-Event-ID`, `seq` or `since` (or
     /// the current one when none is named). Errors before the stream starts are problem documents.

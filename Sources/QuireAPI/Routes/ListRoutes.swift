@@ -2,10 +2,10 @@ import Logging
 import QuireCore
 import QuireHTTP
 
-/// Producers' endpoints (API.md §2): every write is checked in the order token, media type, syntax,
+/// Producers' endpoints (openapi.yaml): every write is checked in the order token, media type, syntax,
 /// existence, `If-Match`, content; a refused write changes nothing.
 extension APIContext {
-    /// The `limit` of a listing: 1 to 1,000, 100 when absent (API.md §2).
+    /// The `limit` of a listing: 1 to 1,000, 100 when absent (openapi.yaml).
     static let listIndexLimits = 1...1_000
     static let listIndexDefaultLimit = 100
 

@@ -1,7 +1,7 @@
 import QuireCore
 import QuireHTTP
 
-/// `GET /healthz`, `GET /readyz`, and the static files: `GET /openapi.yaml` (API.md §6), the web client and
+/// `GET /healthz`, `GET /readyz`, and the static files: `GET /openapi.yaml`, the web client and
 /// the demo page (``StaticFiles``).
 enum OperationsRoutes {
     static let health = PreparedResponse(

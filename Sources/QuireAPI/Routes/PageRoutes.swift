@@ -2,7 +2,7 @@ import Logging
 import QuireCore
 import QuireHTTP
 
-/// Stateless pages (API.md §3): `GET /v1/lists/{list}?limit=&after=|before=`, from the page cache; with
+/// Stateless pages (openapi.yaml): `GET /v1/lists/{list}?limit=&after=|before=`, from the page cache; with
 /// `filter=`, pages of the list's view through the filter (§4d).
 extension APIContext {
     func page(_ request: Request, _ parameters: RouteParameters) throws(Problem) -> Reply {

@@ -1,8 +1,8 @@
 import QuireHTTP
 
-/// The product routes (API.md §2–§4), each with its handler and the access it needs.
+/// The product routes (openapi.yaml), each with its handler and the access it needs.
 extension APIContext {
-    /// Adds every route of API.md §2–§4, each with the access it needs (checked by ``AccessControl``
+    /// Adds every route of openapi.yaml, each with the access it needs (checked by ``AccessControl``
     /// before the handler runs).
     func addRoutes(to router: inout Router) {
         router.on("GET", "/v1/lists", access: .listIndex) { [self] in try listIndex($0, $2) }

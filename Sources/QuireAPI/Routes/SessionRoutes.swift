@@ -4,7 +4,7 @@ import QuireAuth
 import QuireCore
 import QuireHTTP
 
-/// Sessions (API.md §4): a per-client snapshot answered as changes against exactly what the client holds.
+/// Sessions (openapi.yaml): a per-client snapshot answered as changes against exactly what the client holds.
 extension APIContext {
     /// `POST /v1/lists/{list}/sessions` with `{ limit, format, around, expanded, keep }`, all optional.
     func createSession(_ request: Request, _ parameters: RouteParameters, _ caller: Caller) throws(Problem) -> Reply {
@@ -118,7 +118,7 @@ extension APIContext {
             }
             // Another answer moved the session while this one waited (the client's extend or expand, a
             // stream event): answering from the window this poll named would undo it. The poll ends with
-            // the empty answer it parked with; the client polls again from its newer seq (API.md §4a).
+            // the empty answer it parked with; the client polls again from its newer seq (openapi.yaml).
             if let session = sessions.session(id), session.seq != parkedSeq { return parked }
             do throws(Problem) {
                 return try self.answer(session: id, since: since, change: .update, defaultLimit: false).response
@@ -210,7 +210,7 @@ extension APIContext {
         let id = parameters["id"] ?? ""
         for _ in 0..<3 {
             let (session, latest) = try sessionAndList(id)
-            // As at creation: a bounded window holds a whole page (API.md §4b).
+            // As at creation: a bounded window holds a whole page (openapi.yaml).
             if let limit, session.bound.keep > 0, limit > session.bound.keep {
                 throw Problem(
                     .invalidRequest,
@@ -347,9 +347,9 @@ struct SessionOptions {
     var format = ChangeFormat.batch
     var around: String?
     var expanded: Set<String> = []
-    /// Items the client holds at most (API.md §4b); 0: no bound. Capped by `sessions.maxKeep`.
+    /// Items the client holds at most (openapi.yaml); 0: no bound. Capped by `sessions.maxKeep`.
     var keep = 0
-    /// Only the top-level items that match (API.md §4d).
+    /// Only the top-level items that match (openapi.yaml).
     var filter: ListFilter?
 
     init(_ body: JSONValue?, pages: QuireService.PageSettings, maxKeep: Int, maxIDLength: Int) throws(Problem) {

@@ -3,7 +3,7 @@ import QuireAuth
 import QuireCore
 import QuireHTTP
 
-/// What a route needs of its caller (API.md §5b), declared with the route and checked by
+/// What a route needs of its caller (openapi.yaml), declared with the route and checked by
 /// ``AccessControl`` before the handler runs.
 enum RouteAccess: Sendable {
     /// `GET /v1/lists`: a token when tokens are required; the handler shows only what it may read.
@@ -91,7 +91,7 @@ enum DenialReason: String, Sendable, CaseIterable {
     case sessionSubject = "session_subject"
 }
 
-/// The one place where requests are admitted to the product routes (API.md §2, §5b): the static bearer
+/// The one place where requests are admitted to the product routes (openapi.yaml): the static bearer
 /// tokens (compared in constant time), JSON Web Tokens with their scopes, and the subject a session
 /// belongs to.
 ///

@@ -15,10 +15,10 @@ final class APIContext: Sendable {
     let writes: ListWrites
     /// Where the routes that read the store run (off libmicrohttpd's threads).
     let reads = StoreReads()
-    /// The lists' filtered views (API.md §4d), shared by the sessions and pages with the same filter.
+    /// The lists' filtered views (openapi.yaml), shared by the sessions and pages with the same filter.
     let views = ListViews()
     let longPolls: LongPolls
-    /// Open event streams (API.md §4c), one per session.
+    /// Open event streams (openapi.yaml), one per session.
     let streams: EventStreams
     let pageCache: PageCache<PageQuery, ListResponse>
     /// The first windows of new sessions at a list's head: cut once for every session opened on the same
@@ -86,7 +86,7 @@ final class APIContext: Sendable {
 
     /// Stops the housekeeping, refuses new writes and ends every session (the service is stopping, and sessions
     /// live in its memory): a waiting long poll is answered `404 session-not-found` and an event stream ends with
-    /// `event: gone` (API.md §4, §4c), so that clients open a new session at once, on another instance of a
+    /// `event: gone` (openapi.yaml), so that clients open a new session at once, on another instance of a
     /// cluster, rather than learn it from their next request; a new session is refused with `503 overloaded` and
     /// `Retry-After` meanwhile (it would end with the process).
     func shutdown() {

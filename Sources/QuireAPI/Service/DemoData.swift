@@ -5,7 +5,7 @@ import QuireCore
 /// seconds so that a long poll can be watched from curl.
 ///
 /// Messages carry `from`, `text` and `unread` (a boolean), threads `title` and `unread` (a count): what the
-/// demo page's filters read ("Unread", "From Ada", the search box; API.md §4d).
+/// demo page's filters read ("Unread", "From Ada", the search box; openapi.yaml).
 enum DemoData {
     static let listName = "demo"
 

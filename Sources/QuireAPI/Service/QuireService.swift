@@ -3,7 +3,7 @@ public import QuireAuth
 public import QuireCore
 public import QuireHTTP
 
-/// The Quire HTTP service: every route of API.md over one ``HTTPServer``.
+/// The Quire HTTP service: every route of openapi.yaml over one ``HTTPServer``.
 ///
 /// Built once at start-up; its responder is immutable and shared by libmicrohttpd's threads. Start-up
 /// order: the server answers `/healthz` at once and `/readyz` with `503` until ``load()`` has loaded the

@@ -1,6 +1,6 @@
 // The Quire demo page: a list screen on top of quire.js. Sections with sticky headers, rows by `type`,
 // expandable threads, infinite scroll both ways, FLIP-animated changes, an "N new items" pill, a connection
-// indicator, loading / empty / error states, filter chips and a search box (each a filtered session, API.md §4d,
+// indicator, loading / empty / error states, filter chips and a search box (each a filtered session, openapi.yaml,
 // replacing the one shown), and a producer panel when a write token is given (#token=...).
 // List data is only ever rendered as text (textContent).
 import { QuireSession } from "./quire.js?v=@version(quire.js)@";

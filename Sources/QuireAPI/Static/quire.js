@@ -1,11 +1,11 @@
-// quire.js: the web client of Quire (API.md §4, §4a-§4c, §5 `sequential`). A dependency-free ES module,
-// served by Quire at /client/quire.js; no build step.
+// quire.js: the web client of Quire (openapi.yaml: sessions, streams, the `sequential` format). A dependency-free
+// ES module, served by Quire at /client/quire.js; no build step.
 //
 //   import { QuireSession } from "/client/quire.js";
 //   const session = new QuireSession({ list: "inbox", renderer: { reset, insert, delete: remove, move, update } });
 //   await session.open();
 //
-// With `filter` (API.md §4d), the session shows only the top-level items that match, e.g.
+// With `filter` (openapi.yaml), the session shows only the top-level items that match, e.g.
 // `{ list: "inbox", filter: { all: [{ field: "data.unread", eq: true }, { field: "data.text", contains: "lunch" }] } }`.
 //
 // A session keeps the window the server holds for it: the first page arrives as a `reset`, then every answer
@@ -15,7 +15,7 @@
 // exponential backoff and jitter. List data is never interpreted: items are handed to the renderer as parsed JSON.
 
 /**
- * @typedef {Object} Item  An item of the window (API.md §3/§4).
+ * @typedef {Object} Item  An item of the window (openapi.yaml).
  * @property {string} id
  * @property {string} type  The cell kind.
  * @property {*} data  Any JSON value.
@@ -80,16 +80,16 @@
  * @typedef {{field: string, eq?: *, ne?: *, in?: Array<*>, lt?: (number|string), lte?: (number|string),
  *   gt?: (number|string), gte?: (number|string), contains?: string, exists?: boolean}
  *   | {all: Filter[]} | {any: Filter[]} | {not: Filter}} Filter
- *   Which top-level items a filtered session shows (API.md §4d): a term (`field` — `id`, `type` or `data.<key>…` —
- *   and exactly one operator), or `all`, `any`, `not` of filters. At most 32 terms and 4 levels; the server
- *   refuses another with `400 invalid-filter`.
+ *   Which top-level items a filtered session shows (openapi.yaml): a term (`field` — `id`, `type` or
+ *   `data.<key>…` — and exactly one operator), or `all`, `any`, `not` of filters. At most 32 terms and 4
+ *   levels; the server refuses another with `400 invalid-filter`.
  */
 /**
  * @typedef {Object} Options
  * @property {string} list  The list's name.
  * @property {string} [base]  The service's URL ("" = this page's origin).
  * @property {number} [limit]  Items per page (first page and every extend); the server's default otherwise.
- * @property {number} [keep]  Items held at most (API.md §4b); the server's default otherwise.
+ * @property {number} [keep]  Items held at most (openapi.yaml); the server's default otherwise.
  * @property {string} [around]  Open the first page around this item.
  * @property {string[]} [expanded]  Items shown expanded from the start.
  * @property {Filter} [filter]  Show only the items that match: the window, paging, changes and `total` are those of
@@ -220,7 +220,7 @@ const sleep = (seconds, signal) =>
 class TransportError extends Error {}
 
 /**
- * A live session on one list (API.md §4): keeps its window exact and renders every change.
+ * A live session on one list (openapi.yaml): keeps its window exact and renders every change.
  *
  * Calls (``loadNext``, ``expand``...) are sent one at a time, each naming the window the client holds (`seq`);
  * answers from the stream and from calls are applied in `seq` order.
@@ -380,7 +380,7 @@ export class QuireSession {
             } catch (error) {
                 if (!(error instanceof TransportError)) throw error;
                 // Lost on the way: the same request names the same window, which the server answers again
-                // from there even if the lost one moved the session (API.md §4a).
+                // from there even if the lost one moved the session (openapi.yaml).
                 failures += 1;
                 if (failures > 6) throw error;
                 this.statistics.retries += 1;

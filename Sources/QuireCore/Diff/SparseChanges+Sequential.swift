@@ -1,5 +1,5 @@
 extension SparseChanges {
-    /// Appends the `sequential` array of API.md §5, in the order and with the indexes that
+    /// Appends the `sequential` array of openapi.yaml, in the order and with the indexes that
     /// ``WindowChanges/encodeSequential(into:)`` writes.
     ///
     /// - Complexity: O(*p* log *p* + *s*² + *b*) for *p* pieces, *s* sections and *b* bytes of written items.

@@ -87,7 +87,7 @@ public struct SparseChanges: Sendable {
 }
 
 extension SparseChanges {
-    /// Appends the `batch` object of API.md §5.
+    /// Appends the `batch` object of openapi.yaml.
     ///
     /// - Complexity: O(*p* + *s* + *b*) for *p* pieces, *s* sections and *b* bytes of written items.
     public func encodeBatch(into out: inout [UInt8]) {

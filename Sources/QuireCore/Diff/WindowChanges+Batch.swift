@@ -1,5 +1,5 @@
 extension WindowChanges {
-    /// Appends the `batch` object of API.md §5, assembled from the items' stored bytes.
+    /// Appends the `batch` object of openapi.yaml, assembled from the items' stored bytes.
     ///
     /// - Complexity: O(*k* + *b*) in the windows' size and the bytes of inserted and updated items.
     public func encodeBatch(into out: inout [UInt8]) {

@@ -1,5 +1,5 @@
 extension WindowChanges {
-    /// Checks, in debug builds, the batch rules of API.md §5 that the diff's construction promises: every
+    /// Checks, in debug builds, the batch rules of openapi.yaml that the diff's construction promises: every
     /// surviving section's count adds up (rule 2), no moved section has item changes (rule 5), no item
     /// moves out of a deleted section or into an inserted one (rule 4), and sources and targets agree.
     ///

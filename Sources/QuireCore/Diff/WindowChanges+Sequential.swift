@@ -1,5 +1,5 @@
 extension WindowChanges {
-    /// Appends the `sequential` array of API.md §5: one operation at a time, each op's indexes referring
+    /// Appends the `sequential` array of openapi.yaml: one operation at a time, each op's indexes referring
     /// to the state the previous op left. Section deletes, item deletes, section inserts and moves, item
     /// inserts and moves, then updates.
     ///

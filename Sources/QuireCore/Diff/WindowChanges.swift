@@ -1,4 +1,4 @@
-/// The changes that turn one window into another (API.md §5), computed by ``Window/changes(to:)`` and
+/// The changes that turn one window into another (openapi.yaml), computed by ``Window/changes(to:)`` and
 /// written by ``encodeBatch(into:)`` or ``encodeSequential(into:)``.
 ///
 /// Indexes follow UIKit's batch rules: deletes and move sources before the batch, inserts and move targets

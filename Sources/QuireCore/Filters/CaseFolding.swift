@@ -1,4 +1,4 @@
-/// Unicode full case folding: the `C` and `F` mappings of CaseFolding.txt, which API.md §4d's `contains` asks
+/// Unicode full case folding: the `C` and `F` mappings of CaseFolding.txt, which openapi.yaml's `contains` asks
 /// for ("matched case-insensitively, Unicode case folding").
 ///
 /// Why full folding rather than lowercasing or simple folding: a search for "strasse" must find "Straße" and

@@ -1,4 +1,4 @@
-/// A filter the contract refuses (API.md §4d), with the part that is wrong. The HTTP layer answers it as
+/// A filter the contract refuses (openapi.yaml), with the part that is wrong. The HTTP layer answers it as
 /// `400 invalid-filter` with ``description`` as the problem's `detail`, so the description names the part
 /// (`all[2].any[0]: "contains" must be a string of 1 to 64 bytes`) and reads the same on every run.
 public struct FilterError: Error, Sendable, Hashable, CustomStringConvertible {

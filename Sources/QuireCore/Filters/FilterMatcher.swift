@@ -8,7 +8,7 @@
 /// than reading an array, an `in` of 100 strings searched one by one costs a hundred comparisons, and terms that
 /// each walked `data` from its start would read its first members once per term.
 ///
-/// Semantics (API.md §4d), the same in ``ListFilter/matches(_:)``: an absent field matches only `ne` and
+/// Semantics (openapi.yaml), the same in ``ListFilter/matches(_:)``: an absent field matches only `ne` and
 /// `exists: false`; `eq`, `ne` and `in` compare scalars of the same kind (numbers by value, strings by bytes; an
 /// object or an array equals nothing); `lt`…`gte` match a number against a number or a string against a string
 /// (by UTF-8 bytes), nothing else; `contains` matches a string whose case fold contains the (folded) text.

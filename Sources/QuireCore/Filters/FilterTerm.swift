@@ -1,4 +1,4 @@
-/// One condition of a filter: a field of the item and what its value must be (API.md §4d),
+/// One condition of a filter: a field of the item and what its value must be (openapi.yaml),
 /// written `{ "field": <path>, <op>: <value> }`.
 public struct FilterTerm: Sendable, Hashable {
     /// Where the value is read: the item's `id`, its `type`, or a member inside its `data`.
@@ -71,7 +71,7 @@ public enum FilterField: Sendable, Hashable {
     }
 }
 
-/// What a term asks of the value it reads (API.md §4d).
+/// What a term asks of the value it reads (openapi.yaml).
 ///
 /// A field that is absent matches only ``ne(_:)`` and `exists(false)`; a value of another kind than the operand
 /// (a string against a number bound, an object against any scalar) matches nothing but ``ne(_:)``.

@@ -1,6 +1,6 @@
 extension ListFilter {
     /// The same filter written one way: what views are keyed by, so that sessions whose filters differ only in
-    /// how they are written share one view (API.md §4d).
+    /// how they are written share one view (openapi.yaml).
     ///
     /// Every step keeps the set of matching items exactly:
     /// - members of `all` and `any` sorted (``FilterOrder``) and repeated members dropped; an `all` inside an
@@ -52,7 +52,7 @@ extension ListFilter {
         }
     }
 
-    /// The canonical form (``canonicalized()``) as compact JSON in the grammar of API.md §4d, the same on every
+    /// The canonical form (``canonicalized()``) as compact JSON in the grammar of openapi.yaml, the same on every
     /// run and every machine: a key for caches, and what cursors of a filtered list carry.
     ///
     /// Members are written `field` first, then the operator; numbers that are integers below 2^53 without a

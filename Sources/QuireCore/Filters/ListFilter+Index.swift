@@ -17,7 +17,7 @@ extension ListFilter {
     /// Keys of which every matching item has at least one (its ``FilterItem/value(at:)`` at the key's field is
     /// the key's value), or `nil` when the filter gives no such set.
     ///
-    /// Views are indexed by these keys (DESIGN.md "Filtered views"): a changed item is matched only against the
+    /// Views are indexed by these keys (architecture.md): a changed item is matched only against the
     /// views keyed by one of its values, plus the views without keys. Read from the canonical form:
     /// - an `eq` term gives its one key, an `in` term one key per value;
     /// - an `all` gives the keys of its member with the fewest keys (the first in canonical order on a tie), or

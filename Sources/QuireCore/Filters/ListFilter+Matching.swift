@@ -1,5 +1,5 @@
 extension ListFilter {
-    /// Whether `item` belongs to the filtered list (API.md §4d): the semantics ``FilterMatcher`` describes.
+    /// Whether `item` belongs to the filtered list (openapi.yaml): the semantics ``FilterMatcher`` describes.
     ///
     /// Reads the filter as it is, with nothing prepared: right for one item (a write's changed item against the
     /// views it may enter), and fast enough for a scan of a list with the filters sessions mostly send. A

@@ -1,5 +1,5 @@
 extension ListFilter {
-    /// The filter `json` writes, checked against every rule of API.md §4d, in canonical form.
+    /// The filter `json` writes, checked against every rule of openapi.yaml, in canonical form.
     ///
     /// - Parameter json: the value of a session's `"filter"` member, or the parsed `filter=` query value.
     /// - Throws: ``FilterError`` naming the first part at fault (members are read in the order of their

@@ -1,4 +1,4 @@
-/// An opaque cursor of the list index (`GET /v1/lists`, API.md §2): the name of the last list of a page. The
+/// An opaque cursor of the list index (`GET /v1/lists`, openapi.yaml): the name of the last list of a page. The
 /// next page holds the lists whose names come after it, so that lists created or deleted between two pages
 /// never make a page skip or repeat a list that exists throughout.
 ///

@@ -1,6 +1,6 @@
 /// A write as producers send it: the whole content (`PUT`) or a batch of ops. Applied to the same version,
 /// it builds a list of the same content on every instance, so a shared store logs the write itself and
-/// every other instance replays it instead of reloading the list (DESIGN.md, "When one machine is not
+/// every other instance replays it instead of reloading the list (architecture.md, "When one machine is not
 /// enough").
 public enum ListWrite: Sendable, Equatable {
     /// `{ "sections": [...] }`: the whole content.

@@ -1,4 +1,4 @@
-/// An opaque cursor of a stateless page (API.md §3): where the next (or previous) page starts.
+/// An opaque cursor of a stateless page (openapi.yaml): where the next (or previous) page starts.
 ///
 /// It carries the visible position of the page's edge and the ids of the edge item and of up to three
 /// items further inside the page, so that it still works after the edge item was deleted: the first of

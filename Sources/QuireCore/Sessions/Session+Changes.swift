@@ -1,4 +1,4 @@
-/// What a client asks of its session on top of "bring me up to date" (API.md §4).
+/// What a client asks of its session on top of "bring me up to date" (openapi.yaml).
 public enum SessionChange: Sendable, Hashable {
     /// Just the changes since the client's version.
     case update
@@ -26,7 +26,7 @@ public struct SessionAnswer: Sendable {
 
     /// The version of the window the answer applies to.
     public let from: UInt64
-    /// The `seq` of the window the answer applies to (API.md §4a).
+    /// The `seq` of the window the answer applies to (openapi.yaml).
     public let fromSeq: UInt64
     public let content: Content
     /// The session with its windows moved on.
@@ -98,7 +98,7 @@ extension Session {
     ///
     /// The client's window is the current one when `position` names it, else the previous one (a retry
     /// after a lost answer; when both have the version `since` names, the current one is taken). The new
-    /// window follows API.md §4 and the session's bound (§4b); when the changes are larger than
+    /// window follows the session's bound (`keep`, openapi.yaml); when the changes are larger than
     /// `resetShare` of it, the answer is a reset. An answer that moves the window takes the next `seq`.
     ///
     /// The changes are computed from what the versions in between changed
@@ -255,7 +255,7 @@ public indirect enum SessionChanges: Sendable {
         }
     }
 
-    /// Appends the `batch` object of API.md §5.
+    /// Appends the `batch` object of openapi.yaml.
     public func encodeBatch(into out: inout [UInt8]) {
         switch self {
         case .full(let changes): changes.encodeBatch(into: &out)
@@ -263,7 +263,7 @@ public indirect enum SessionChanges: Sendable {
         }
     }
 
-    /// Appends the `sequential` array of API.md §5.
+    /// Appends the `sequential` array of openapi.yaml.
     public func encodeSequential(into out: inout [UInt8]) {
         switch self {
         case .full(let changes): changes.encodeSequential(into: &out)

@@ -1,4 +1,4 @@
-/// What one client screen holds of one list (API.md §4): the version and the window it last received,
+/// What one client screen holds of one list (openapi.yaml): the version and the window it last received,
 /// the one before (so a retry after a lost answer is answered again), its expanded items and format.
 ///
 /// Small on purpose: a window is kept as its version and visible range, not as its items; the items
@@ -11,7 +11,7 @@ public struct Session: Sendable {
     public let subject: String?
     /// Items per page when extending without a `limit`.
     public var limit: Int
-    /// The bound on the window (API.md §4b) and the way the client last scrolled.
+    /// The bound on the window (openapi.yaml) and the way the client last scrolled.
     public var bound: WindowBound
     /// The window the client holds now.
     public var current: SessionWindow
@@ -19,7 +19,7 @@ public struct Session: Sendable {
     public var previous: SessionWindow?
     /// Counts the session's changes, to detect a concurrent update.
     public internal(set) var revision: UInt64 = 0
-    /// The answer counter (API.md §4a): the `seq` of ``current``. 1 for the creation answer, +1 for every
+    /// The answer counter (openapi.yaml): the `seq` of ``current``. 1 for the creation answer, +1 for every
     /// answer that moves the window; never given twice to two different windows.
     public internal(set) var seq: UInt64 = 1
     /// The `seq` of ``previous`` (0 without one): `seq − 1`, or less after a retry answered from it.
@@ -42,7 +42,7 @@ public struct Session: Sendable {
     public var expanded: Set<String> { current.expanded }
 }
 
-/// How a request names the window the client holds (API.md §4, §4a).
+/// How a request names the window the client holds (openapi.yaml).
 public enum SessionPosition: Sendable, Hashable, CustomStringConvertible {
     /// `since=<version>`: the version of the client's window.
     case version(UInt64)
@@ -57,7 +57,7 @@ public enum SessionPosition: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The change encodings a session answers with (API.md §5).
+/// The change encodings a session answers with (openapi.yaml).
 public enum ChangeFormat: String, Sendable, CaseIterable {
     /// One structural batch for `performBatchUpdates`, then an in-place pass.
     case batch

@@ -2,7 +2,7 @@ import Synchronization
 
 /// One answer computed once for every session that holds the same window: many clients sit at the head
 /// of the same feed, and a write that wakes them all must cost one answer per *distinct* window, not one
-/// per client (API.md §4, DESIGN.md "one write, many clients").
+/// per client (openapi.yaml, architecture.md).
 ///
 /// Holds what does not depend on the session: the content (changes or reset), the window afterwards, and
 /// the content's encoding (its bytes, and whatever the layer above keeps with them, such as their compressed

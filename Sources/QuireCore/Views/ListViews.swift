@@ -33,7 +33,7 @@ public enum ViewName {
 
 // MARK: - The views
 
-/// The filtered views of the lists (API.md §4d): for each list and each distinct filter asked for, the list's
+/// The filtered views of the lists (openapi.yaml): for each list and each distinct filter asked for, the list's
 /// matching top-level items as a version chain of their own, shared by every session and page with that filter.
 ///
 /// A view follows its list write by write (``listChanged(_:to:)``), at a cost that follows the change: only the

@@ -1,4 +1,4 @@
-/// How a session's window grows on a request (API.md §4 `extend`).
+/// How a session's window grows on a request (openapi.yaml `extend`).
 public enum WindowExtension: Sendable, Hashable {
     /// Keep the window's run.
     case none
@@ -8,7 +8,7 @@ public enum WindowExtension: Sendable, Hashable {
     case previous(Int)
 }
 
-/// A bound on a session's window (API.md §4b): the client holds at most `keep` items (0: no bound). When
+/// A bound on a session's window (openapi.yaml): the client holds at most `keep` items (0: no bound). When
 /// an extend or the list's own inserts make the window larger, the end farthest from the direction of
 /// travel is trimmed: the start after `extend=next`, the end after `extend=prev`; after an update, the
 /// end away from the way the client last scrolled (the end, for a client that never scrolled).
@@ -42,7 +42,7 @@ public struct WindowBound: Sendable, Hashable {
 
     /// The first and the position past the last of a window's kept survivors (in increasing order: `first`, then
     /// `second` when there is one; `penultimate` when there is one, then `last`), less an end survivor that moved
-    /// past the old window's neighbour on its side: API.md §4, an item moved far away leaves the window instead
+    /// past the old window's neighbour on its side: openapi.yaml, an item moved far away leaves the window instead
     /// of stretching it. The item that followed the old window (now at `after`) sitting between the last two
     /// survivors, not just before the last one, says the last one left: it was moved away, over the window's
     /// neighbour (a neighbour moved into the window sits before items of it that follow on, and is kept out of
@@ -101,7 +101,7 @@ public struct WindowBound: Sendable, Hashable {
 
 extension ListVersion {
     /// The window a session holds in this version, given the window `old` it held in an earlier one
-    /// (API.md §4): a contiguous run whose ends are the old window's first and last items that still exist
+    /// (openapi.yaml): a contiguous run whose ends are the old window's first and last items that still exist
     /// and kept their order (an item moved far away leaves the window instead of stretching it); a window
     /// that started the list still does; when none of its items survives, it keeps its place and size.
     /// Then extended as asked. Diff `old` against it for the changes.

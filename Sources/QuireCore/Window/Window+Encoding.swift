@@ -39,7 +39,7 @@ extension WindowItem {
 }
 
 extension WindowSection {
-    /// Appends the section as in a page (API.md §3): `id`, `header`, `footer`, `offset`, `count`, `items`.
+    /// Appends the section as in a page (openapi.yaml): `id`, `header`, `footer`, `offset`, `count`, `items`.
     ///
     /// - Complexity: O(*b*) in the bytes of its items.
     public func write(into out: inout [UInt8]) {
@@ -77,7 +77,7 @@ extension SectionNode {
 }
 
 extension Window {
-    /// Appends the page's `sections` array (API.md §3), each with its slice of items.
+    /// Appends the page's `sections` array (openapi.yaml), each with its slice of items.
     ///
     /// - Complexity: O(*b*) in the bytes of the window's items.
     public func encodeSections(into out: inout [UInt8]) {

@@ -1,4 +1,4 @@
-/// One write op of `POST /v1/lists/{list}/ops` (API.md §2), decoded and validated.
+/// One write op of `POST /v1/lists/{list}/ops` (openapi.yaml), decoded and validated.
 public enum ListOp: Sendable {
     /// Where an insert or a move lands among its siblings.
     public enum Anchor: Sendable, Hashable {

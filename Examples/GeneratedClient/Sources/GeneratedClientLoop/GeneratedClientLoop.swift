@@ -368,7 +368,7 @@ struct GeneratedClientLoop {
         print("swift client: changes answers seen: \(seen.sorted().joined(separator: ", "))")
     }
 
-    /// A filtered session (API.md §4d) whose filter is made of the generated types, never JSON by hand: its
+    /// A filtered session (openapi.yaml) whose filter is made of the generated types, never JSON by hand: its
     /// window, its changes when items are written into and out of the filter, filtered pages through their
     /// cursors, and `400 invalid-filter` as a typed problem.
     static func filtered(_ loop: Loop) async throws {
