@@ -328,13 +328,6 @@ struct SparseTransitionBuilder {
         return run.count == 1 || newPosition(ofOld: run.flat + run.count - 1) == run.position + run.count - 1
     }
 
-    /// The old section holding flat index `flat` (past empty sections).
-    static func section(of flat: Int, in bases: [Int]) -> Int {
-        var section = WindowChanges.section(of: flat, in: bases)
-        while bases[section + 1] <= flat { section += 1 }
-        return section
-    }
-
     // MARK: - Reading items
 
     /// Where the old window's item at `flat` stands in the new version.
