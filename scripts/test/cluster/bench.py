@@ -1,41 +1,18 @@
 """bench: a write on q1 seen by a long poll on q2, and durable writes through nginx (with --bench-only,
 beside one SQLite instance)."""
-import json, os, subprocess, threading, time
-import http.client
+import json, os, threading, time
 
-from .harness import Client, Failure, check
+from .harness import Client, Failure, check, start_extra
 from .lists import Writer, create_list, item, new_list, wait_version
 
 
 def start_sqlite(cluster):
-    """One `quire serve` on SQLite (a file of its own, the same write token), stopped by cluster.down's caller at
-    exit: the baseline of the throughput figures."""
+    """One `quire serve` on SQLite (a file of its own, the same write token): the baseline of the throughput
+    figures."""
     folder = os.path.join(cluster.dir, "sqlite-baseline")
-    os.makedirs(folder, exist_ok=True)
-    log_path = os.path.join(folder, "quire.log")
     environment = dict(cluster.env, QUIRE_STORAGE_KIND="sqlite", QUIRE_STORAGE_PATH=os.path.join(folder, "quire.sqlite"),
                        QUIRE_AUTH_WRITE_TOKEN=cluster.token, QUIRE_LOG_FORMAT="json")
-    process = subprocess.Popen([cluster.binary, "serve", "--port", "0"], stdout=open(log_path, "w"),
-                               stderr=subprocess.STDOUT, env=environment, cwd=folder)
-    cluster.extra_processes.append(process)
-    for _ in range(400):
-        for line in open(log_path):
-            if '"listening"' in line:
-                base = f"http://127.0.0.1:{json.loads(line)['port']}"
-                # Its /v1 routes answer 503 until the lists are loaded.
-                probe = Client(base)
-                for _ in range(400):
-                    try:
-                        if probe.get("/readyz", timeout=2).status == 200:
-                            return base
-                    except (OSError, http.client.HTTPException):
-                        pass
-                    time.sleep(0.025)
-                raise Failure(f"the SQLite baseline did not turn ready: {open(log_path).read()[-500:]}")
-        if process.poll() is not None:
-            break
-        time.sleep(0.025)
-    raise Failure(f"the SQLite baseline did not start: {open(log_path).read()[-500:]}")
+    return start_extra(cluster, "sqlite-baseline", environment, "the SQLite baseline")[1]
 
 
 def percentile(values, fraction):

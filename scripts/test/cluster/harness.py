@@ -1,7 +1,7 @@
 """The cluster the tests run on, and how they speak to it: a kept-alive HTTP client, the cluster
 started by scripts/local/cluster in CLUSTER_DIR (its members, ports, metrics, PostgreSQL, logs), nginx's ring
 as the tests model it, and the failure a check raises."""
-import bisect, json, os, re, subprocess, zlib
+import bisect, json, os, re, subprocess, time, zlib
 import http.client
 
 
@@ -252,3 +252,32 @@ class Ring:
     def home(self, name):
         index = bisect.bisect_left(self.hashes, zlib.crc32(name.encode()))
         return self.tags[index % len(self.tags)]
+
+
+def start_extra(cluster, name, environment, what):
+    """One more `quire serve` beside the cluster's instances, outside nginx, in `cluster.dir/name`, with
+    `environment`: stopped by cluster.down's caller at exit. Its process and base URL once `/readyz` answers 200;
+    `what` names it in the failure."""
+    folder = os.path.join(cluster.dir, name)
+    os.makedirs(folder, exist_ok=True)
+    log_path = os.path.join(folder, "quire.log")
+    process = subprocess.Popen([cluster.binary, "serve", "--port", "0"], stdout=open(log_path, "w"),
+                               stderr=subprocess.STDOUT, env=environment, cwd=folder)
+    cluster.extra_processes.append(process)
+    for _ in range(400):
+        for line in open(log_path):
+            if '"listening"' in line:
+                base = f"http://127.0.0.1:{json.loads(line)['port']}"
+                probe = Client(base)
+                for _ in range(400):
+                    try:
+                        if probe.get("/readyz", timeout=2).status == 200:
+                            return process, base
+                    except (OSError, http.client.HTTPException):
+                        pass
+                    time.sleep(0.025)
+                raise Failure(f"{what} did not turn ready: {open(log_path).read()[-500:]}")
+        if process.poll() is not None:
+            break
+        time.sleep(0.025)
+    raise Failure(f"{what} did not start: {open(log_path).read()[-500:]}")

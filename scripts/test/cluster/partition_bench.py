@@ -4,7 +4,7 @@ load."""
 import json, os, subprocess, threading, time, uuid
 import http.client
 
-from .harness import Client, Failure, ROOT, check
+from .harness import Client, Failure, ROOT, check, start_extra
 from .lists import Writer, check_acknowledged, create_list, full_list, item
 from .load import Reader
 
@@ -43,33 +43,12 @@ def start_solo(cluster):
     """One more quire on the cluster's PostgreSQL, outside nginx (tag solo): the instance that holds every list,
     to measure against."""
     folder = os.path.join(cluster.dir, "solo")
-    os.makedirs(folder, exist_ok=True)
-    log_path = os.path.join(folder, "quire.log")
     url = subprocess.run([os.path.join(ROOT, "scripts", "local", "pg-local"), "status", os.path.join(cluster.dir, "pg")],
                          capture_output=True, text=True).stdout.strip()
     environment = dict(cluster.env, QUIRE_STORAGE_KIND="postgres", QUIRE_STORAGE_URL=url, QUIRE_CLUSTER_INSTANCE="solo",
                        QUIRE_AUTH_WRITE_TOKEN=cluster.token, QUIRE_LOG_FORMAT="json", QUIRE_DEMO_SEED="false",
                        QUIRE_STORAGE_PATH=os.path.join(folder, "quire.sqlite"))
-    process = subprocess.Popen([cluster.binary, "serve", "--port", "0"], stdout=open(log_path, "w"),
-                               stderr=subprocess.STDOUT, env=environment, cwd=folder)
-    cluster.extra_processes.append(process)
-    for _ in range(400):
-        for line in open(log_path):
-            if '"listening"' in line:
-                base = f"http://127.0.0.1:{json.loads(line)['port']}"
-                probe = Client(base)
-                for _ in range(400):
-                    try:
-                        if probe.get("/readyz", timeout=2).status == 200:
-                            return process, base
-                    except (OSError, http.client.HTTPException):
-                        pass
-                    time.sleep(0.025)
-                raise Failure(f"the solo instance did not turn ready: {open(log_path).read()[-500:]}")
-        if process.poll() is not None:
-            break
-        time.sleep(0.025)
-    raise Failure(f"the solo instance did not start: {open(log_path).read()[-500:]}")
+    return start_extra(cluster, "solo", environment, "the solo instance")
 
 
 def partition_bench(cluster, count, items):
