@@ -13,9 +13,9 @@ extension ListVersion {
     ///   - keepsLabels: this version was made from `previous` by ops, which keep the label of every item they do
     ///     not place: an item kept its place exactly when the old and the new container hold it under the same
     ///     label, found by merging the two containers' unshared leaves in label order.
-    /// - Complexity: after ops touching *c* items: O(*s* + *c* log *n* + *n*/*b*) for *s* sections, *n*
-    ///   items and leaves of *b* ≈ 48 items (only the leaves of changed containers are listed, and only
-    ///   the unshared ones are read); after a replacement: O(*n* log *n*).
+    /// - Complexity: after ops touching *c* items: O(*s* + *c* log *n*) for *s* sections and *n* items (the
+    ///   walk goes down only the paths the ops copied: ``PersistentTree/leafRuns(since:)``); after a replacement:
+    ///   O(*n* log *n*).
     public func storageChanges(since previous: ListVersion?, keepsLabels: Bool = false) -> StorageChanges {
         var walk = StorageWalk(
             old: previous ?? .empty(limits: limits, interner: interner), new: self,
@@ -261,11 +261,7 @@ private struct StorageWalk {
     private mutating func compareByLabels(
         _ oldTree: ItemTree, _ newTree: ItemTree, in container: StorageChanges.Container
     ) {
-        let oldLeaves = oldTree.leaves
-        let newLeaves = newTree.leaves
-        var inNew = SharedLeaves(of: newLeaves)
-        let oldUnshared = oldLeaves.filter { !inNew.holds($0) }
-        var inOld = SharedLeaves(of: oldLeaves)
+        let (runs, oldUnshared) = newTree.leafRuns(since: oldTree)
         var oldLeaf = 0
         var oldSlot = 0
         func oldEntry() -> (label: OrderLabel, node: ItemNode)? {
@@ -280,12 +276,29 @@ private struct StorageWalk {
                 oldSlot = 0
             }
         }
+        // Old leaves left empty by a removal hold nothing to merge.
+        while oldLeaf < oldUnshared.count, oldUnshared[oldLeaf].width == 0 { oldLeaf += 1 }
         var run: StorageChanges.ItemRun?
         var lastKept: String?
-        for leaf in newLeaves {
-            if inOld.holds(leaf) {
-                keep(leaf, run: &run, lastKept: &lastKept)
+        // The last subtree kept whole since an unshared leaf: its last item anchors the next run of placed items,
+        // read only when one follows (consecutive shared subtrees are not read at all).
+        var keptSince: (parent: ItemTree.Node, index: Int)?
+        for part in runs {
+            let leaf: ItemTree.Node
+            switch part {
+            case .shared(let parent, let index):
+                if var open = run, let first = ItemTree.firstValue(ofChild: index, of: parent) {
+                    open.before = first.id
+                    changes.placedItems.append(open)
+                    run = nil
+                }
+                keptSince = (parent, index)
                 continue
+            case .unshared(let node): leaf = node
+            }
+            if let (parent, index) = keptSince {
+                lastKept = ItemTree.lastValue(ofChild: index, of: parent)?.id ?? lastKept
+                keptSince = nil
             }
             for (label, node) in zip(leaf.keys, leaf.values) {
                 while let entry = oldEntry(), entry.label < label {
@@ -358,7 +371,7 @@ extension PersistentTree {
         guard !isEmpty else { return [] }
         var result: [Node] = []
         // Every leaf but a lone root holds `minimum` elements or more; past 64 leaves (a large list) the array grows.
-        result.reserveCapacity(min(count / Self.minimum + 1, 64))
+        result.reserveCapacity(min(count / Self.minimum(leaf: true) + 1, 64))
         Self.collectLeaves(root, into: &result)
         return result
     }
@@ -369,26 +382,5 @@ extension PersistentTree {
             return
         }
         for child in node.children { collectLeaves(child, into: &result) }
-    }
-}
-
-/// Which leaves of a tree are also leaves of another (`leaves`, of a version before or after it), asked of the first
-/// tree's leaves in order. Found by walking both in label order rather than through a set of identities (hashing,
-/// and a set allocated, a write): a leaf of both is one node holding the same labels in both, and each tree's leaves
-/// hold disjoint runs of labels in order, so the only leaf of `leaves` that can be a given one is the first not
-/// wholly before it.
-private struct SharedLeaves {
-    private let leaves: [PersistentTree<OrderLabel, ItemNode>.Node]
-    private var index = 0
-
-    init(of leaves: [PersistentTree<OrderLabel, ItemNode>.Node]) {
-        self.leaves = leaves
-    }
-
-    /// Whether `leaf` is one of `leaves`; asked of leaves in label order.
-    mutating func holds(_ leaf: PersistentTree<OrderLabel, ItemNode>.Node) -> Bool {
-        let first = leaf.keys[0]
-        while index < leaves.count, leaves[index].keys[leaves[index].width - 1] < first { index += 1 }
-        return index < leaves.count && leaves[index] === leaf
     }
 }

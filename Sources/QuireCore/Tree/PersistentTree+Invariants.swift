@@ -13,7 +13,7 @@ extension PersistentTree {
     #if DEBUG
         /// Returns the depth of the subtree.
         private static func check(_ node: Node, isRoot: Bool) -> Int {
-            precondition(node.width <= capacity, "node overflows")
+            precondition(node.width <= capacity(leaf: node.isLeaf), "node overflows")
             precondition(isRoot || node.width > 0, "empty non-root node")
             for index in node.keys.indices.dropFirst() {
                 precondition(node.keys[index - 1] < node.keys[index], "keys out of order")

@@ -9,10 +9,12 @@ extension PersistentTree {
             return
         }
         var level: [Node] = []
-        level.reserveCapacity(keys.count / Self.fill + 1)
+        let leafFill = Self.fill(leaf: true)
+        let branchFill = Self.fill(leaf: false)
+        level.reserveCapacity(keys.count / leafFill + 1)
         var start = 0
         while start < keys.count {
-            let end = min(start + Self.fill, keys.count)
+            let end = min(start + leafFill, keys.count)
             level.append(Node(keys: Array(keys[start..<end]), values: Array(values[start..<end])))
             start = end
         }
@@ -20,7 +22,7 @@ extension PersistentTree {
             var next: [Node] = []
             var index = 0
             while index < level.count {
-                let end = min(index + Self.fill, level.count)
+                let end = min(index + branchFill, level.count)
                 next.append(Node(children: Array(level[index..<end])))
                 index = end
             }
@@ -56,15 +58,20 @@ extension PersistentTree {
     private static func inserting(_ value: Value, for key: Key, into node: Node) -> (Node, Node?) {
         var index = lowerBound(node.keys, key)
         if node.isLeaf {
-            var keys = node.keys
-            var values = node.values
-            if index < keys.count, keys[index] == key {
+            let keys: [Key]
+            var values: [Value]
+            let weight: Int
+            if index < node.keys.count, node.keys[index] == key {
+                keys = node.keys
+                values = node.values
+                weight = node.weight - values[index].treeWeight + value.treeWeight
                 values[index] = value
             } else {
-                keys.insert(key, at: index)
-                values.insert(value, at: index)
+                keys = copying(node.keys, inserting: key, at: index)
+                values = copying(node.values, inserting: value, at: index)
+                weight = node.weight + value.treeWeight
             }
-            if keys.count <= capacity { return (Node(keys: keys, values: values), nil) }
+            if keys.count <= capacity(leaf: true) { return (Node(keys: keys, values: values, weight: weight), nil) }
             let half = keys.count / 2
             return (
                 Node(keys: Array(keys[..<half]), values: Array(values[..<half])),
@@ -73,10 +80,15 @@ extension PersistentTree {
         }
         if index == node.width { index -= 1 }
         let (left, right) = inserting(value, for: key, into: node.children[index])
-        var children = node.children
-        children[index] = left
-        if let right { children.insert(right, at: index + 1) }
-        if children.count <= capacity { return (Node(children: children), nil) }
+        var children: [Node]
+        if let right {
+            children = copying(node.children, inserting: right, at: index + 1)
+            children[index] = left
+        } else {
+            children = node.children
+            children[index] = left
+        }
+        if children.count <= capacity(leaf: false) { return (Node(children: children), nil) }
         let half = children.count / 2
         return (Node(children: Array(children[..<half])), Node(children: Array(children[half...])))
     }
@@ -86,16 +98,18 @@ extension PersistentTree {
         guard index < node.width else { return nil }
         if node.isLeaf {
             guard node.keys[index] == key else { return nil }
-            var keys = node.keys
-            var values = node.values
-            keys.remove(at: index)
-            let removed = values.remove(at: index)
-            return (Node(keys: keys, values: values), removed)
+            let removed = node.values[index]
+            return (
+                Node(
+                    keys: copying(node.keys, removingAt: index), values: copying(node.values, removingAt: index),
+                    weight: node.weight - removed.treeWeight),
+                removed
+            )
         }
         guard let (child, removed) = removing(key, from: node.children[index]) else { return nil }
         var children = node.children
         children[index] = child
-        if child.width < minimum {
+        if child.width < minimum(leaf: child.isLeaf) {
             rebalance(&children, at: index)
         }
         return (Node(children: children), removed)
@@ -116,7 +130,7 @@ extension PersistentTree {
         if left.isLeaf {
             let keys = left.keys + right.keys
             let values = left.values + right.values
-            if keys.count <= capacity {
+            if keys.count <= capacity(leaf: true) {
                 merged = [Node(keys: keys, values: values)]
             } else {
                 let half = keys.count / 2
@@ -127,7 +141,7 @@ extension PersistentTree {
             }
         } else {
             let grandchildren = left.children + right.children
-            if grandchildren.count <= capacity {
+            if grandchildren.count <= capacity(leaf: false) {
                 merged = [Node(children: grandchildren)]
             } else {
                 let half = grandchildren.count / 2
@@ -138,4 +152,27 @@ extension PersistentTree {
         }
         children.replaceSubrange(low...(low + 1), with: merged)
     }
+}
+
+/// `elements` with `element` inserted at `index`, in one new buffer of the final size: `Array.insert` on a copy
+/// (the node's arrays are shared with the tree it came from) would copy into a buffer of the same size and then
+/// grow it, two allocations and two copies per array of every node on a write's path.
+@inline(__always)
+private func copying<Element>(_ elements: [Element], inserting element: Element, at index: Int) -> [Element] {
+    var result: [Element] = []
+    result.reserveCapacity(elements.count + 1)
+    result.append(contentsOf: elements[..<index])
+    result.append(element)
+    result.append(contentsOf: elements[index...])
+    return result
+}
+
+/// `elements` without the element at `index`, in one new buffer (see ``copying(_:inserting:at:)``).
+@inline(__always)
+private func copying<Element>(_ elements: [Element], removingAt index: Int) -> [Element] {
+    var result: [Element] = []
+    result.reserveCapacity(elements.count - 1)
+    result.append(contentsOf: elements[..<index])
+    result.append(contentsOf: elements[(index + 1)...])
+    return result
 }

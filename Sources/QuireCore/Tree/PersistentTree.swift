@@ -19,13 +19,19 @@ final class TreeNode<Key: Comparable & Sendable, Value: TreeValue>: Sendable {
     let weight: Int
     let isLeaf: Bool
 
-    init(keys: [Key], values: [Value]) {
+    convenience init(keys: [Key], values: [Value]) {
+        var weight = 0
+        for value in values { weight += value.treeWeight }
+        self.init(keys: keys, values: values, weight: weight)
+    }
+
+    /// A leaf whose weight the caller knows (the leaf it replaces, give or take one element): a write then reads
+    /// only the element it changes, not every value of the leaf.
+    init(keys: [Key], values: [Value], weight: Int) {
         self.keys = keys
         self.values = values
         self.children = []
         self.count = keys.count
-        var weight = 0
-        for value in values { weight += value.treeWeight }
         self.weight = weight
         self.isLeaf = true
     }
@@ -60,12 +66,19 @@ final class TreeNode<Key: Comparable & Sendable, Value: TreeValue>: Sendable {
 struct PersistentTree<Key: Comparable & Sendable, Value: TreeValue>: Sendable {
     typealias Node = TreeNode<Key, Value>
 
-    /// The most entries in one node.
-    static var capacity: Int { 64 }
+    /// The most entries in one node: a leaf of values without references (`_isPOD`, copied as bytes) holds 64; a
+    /// leaf of objects and every inner node hold 16. A write copies one node per level, and copying an entry that
+    /// is an object retains it, touching that object's memory (and the old node's release touches it again):
+    /// across many lists those objects are not in the cache, so a copy costs a cache miss per reference, and
+    /// narrow nodes of references copy far fewer of them for one more level or two.
+    @inline(__always)
+    static func capacity(leaf: Bool) -> Int { leaf && _isPOD(Value.self) ? 64 : 16 }
     /// A node with fewer entries than this is merged with a neighbour.
-    static var minimum: Int { 16 }
+    @inline(__always)
+    static func minimum(leaf: Bool) -> Int { capacity(leaf: leaf) / 4 }
     /// How full bulk-built nodes are.
-    static var fill: Int { 48 }
+    @inline(__always)
+    static func fill(leaf: Bool) -> Int { capacity(leaf: leaf) * 3 / 4 }
 
     var root: Node
 
