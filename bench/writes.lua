@@ -11,12 +11,18 @@
 -- `prepared` requests per thread are built in `init`, before wrk starts its clock, so that the load generator,
 -- which shares the machine with the server, spends on a write about what plain wrk spends on a page read;
 -- past them each request is built when sent.
+--
+-- With WRK_SLOW_MS in the environment (wrk hands its arguments to each thread's `init`, not to `done`), the run
+-- ends with a line `slow: N requests over T ms, slowest S ms`, counted from wrk's own latency record in `done`,
+-- after the clock (nothing is spent on it during the run). Give such a run a `--timeout` above the threshold: wrk
+-- counts a request still waiting after 2 s as a socket error.
 
 local lists = 1000
 local prefix = "w"
 local id_prefix = "t"
 local counter = 0
 local thread_id = 0
+local slow_ms = tonumber(os.getenv("WRK_SLOW_MS"))
 local prepared = {}
 local threads = {}
 
@@ -52,4 +58,16 @@ function request()
     return ready
   end
   return build()
+end
+
+function done(summary, latency, requests)
+  local threshold = slow_ms
+  if not threshold then return end
+  local over = 0
+  -- wrk's record holds each latency (µs) with how many requests took it.
+  for i = 1, #latency do
+    local value, count = latency(i)
+    if value > threshold * 1000 then over = over + count end
+  end
+  io.write(string.format("slow: %d requests over %d ms, slowest %.1f ms\n", over, threshold, latency.max / 1000))
 end

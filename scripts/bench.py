@@ -33,13 +33,16 @@ server of bench/mhd-reference.c in the same run.
                                                      write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
-  scripts/bench.py writes [--rounds N] [--seconds S] [--connections C] [--no-postgres | --only-postgres]
+  scripts/bench.py writes [--rounds N] [--seconds S] [--connections C] [--long-seconds L]
+                         [--no-postgres | --only-postgres]
                                                      64 producers inserting one item at a time into 1,000 lists (wrk,
                                                      bench/writes.lua): acknowledged writes/s on the in-memory store
-                                                     and on SQLite, beside page reads/s of the same server, the
-                                                     disk's one-at-a-time fdatasync rate, and a lone producer's
-                                                     latency against one fdatasync, in N rounds (each ratio: the
-                                                     median of its rounds); then on PostgreSQL (its own server,
+                                                     (requests prepared, and built as sent) and on SQLite, beside page
+                                                     reads/s of the same server, the disk's one-at-a-time fdatasync
+                                                     rate, and a lone producer's latency against one fdatasync, in N
+                                                     rounds (each ratio: the median of its rounds, or every round's
+                                                     where the target says "each"); the producers on SQLite for L s
+                                                     (60), counting requests over 1 s; then on PostgreSQL (its own server,
                                                      scripts/local/pg-local) beside pgbench -N with as many clients,
                                                      once
                                                      (--only-postgres: that row alone)
@@ -140,6 +143,8 @@ def main():
     wr.add_argument("--rounds", type=int, default=3)
     wr.add_argument("--seconds", type=int, default=8)
     wr.add_argument("--connections", type=int, default=64)
+    wr.add_argument("--long-seconds", type=int, default=60,
+                    help="the producers' run on SQLite whose slowest requests are counted (0: none)")
     only = wr.add_mutually_exclusive_group()
     only.add_argument("--no-postgres", action="store_true", help="leave out the PostgreSQL row (and pgbench)")
     only.add_argument("--only-postgres", action="store_true",

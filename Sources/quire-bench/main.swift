@@ -12,6 +12,8 @@
 // (p50 and p99 in ms), startup-1m (seconds to open and load 1,000,000 stored items). QUIRE_BENCH_DIR sets
 // the folder of the database files (the temporary folder by default).
 //
+// `quire-bench writes` prints where a one-item insert's time goes on the write path as lists grow (no HTTP).
+//
 // `quire-bench seed-lists PATH COUNT ITEMS` writes the data set of `scripts/bench.py working-set`.
 import QuireCore
 
@@ -28,6 +30,13 @@ case "store":
         print("quire-bench store: \(error)")
         exit(1)
     }
+case "writes":
+    do {
+        try WriteBenchmarks().run()
+    } catch {
+        print("quire-bench writes: \(error)")
+        exit(1)
+    }
 case "seed-lists":
     do {
         try SeedLists.run(Array(arguments.dropFirst()))
@@ -37,7 +46,7 @@ case "seed-lists":
     }
 default:
     print(
-        "usage: quire-bench diff [FIGURE...] | quire-bench sessions [FIGURE...] | quire-bench store [FIGURE...] | quire-bench seed-lists PATH COUNT ITEMS"
+        "usage: quire-bench diff [FIGURE...] | quire-bench sessions [FIGURE...] | quire-bench store [FIGURE...] | quire-bench writes | quire-bench seed-lists PATH COUNT ITEMS"
     )
     exit(arguments.isEmpty ? 0 : 64)
 }
