@@ -71,6 +71,13 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // libpq, PostgreSQL's own C client, through pkg-config: it speaks the replication protocol (CopyBoth) that
+        // postgres-nio does not, for sources (QuireSources).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         // Strict request framing, run over every request's header fields: C compiled at -O2 (vectorized), which
         // the `static inline` functions of a system module's header are not.
         .target(name: "CQuireFraming"),
