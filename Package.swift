@@ -153,6 +153,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Sources: reading an app's own PostgreSQL through logical replication. Connections through libpq (plain
+        // SQL and the replication protocol: slots, exported snapshots, the stream, status updates) and the pgoutput
+        // decoder, pure Swift. The only Swift module besides QuireHTTP that touches C.
+        .target(name: "QuireSources", dependencies: ["CLibPQ"], swiftSettings: serverSwiftSettings),
         // The Swift SDK: the session loop through the client swift-openapi-generator makes from openapi.yaml
         // (symlinked into the target), and the window model (also the tests' oracle). Foundation, the
         // OpenAPI runtime and its URLSession transport only.
