@@ -285,6 +285,13 @@ let package = Package(
             dependencies: ["QuireAuth", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: swiftSettings
         ),
+        // The pgoutput decoder on messages captured from a real PostgreSQL (scripts/test/capture-pgoutput), and the
+        // connections against one (QUIRE_TEST_POSTGRES_URL, with wal_level logical; without it they skip).
+        .testTarget(
+            name: "QuireSourcesTests",
+            dependencies: ["QuireSources"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "QuireClientTests",
             dependencies: [
