@@ -58,7 +58,9 @@ public final class ReplicationConnection {
     /// **The snapshot is valid only until this connection runs its next command** (``startReplication(slot:at:publications:messages:)``
     /// included) or closes: import it on another connection first
     /// (``PostgresConnection/transaction(snapshot:_:)``) and copy there. The copy then sees exactly the
-    /// transactions committed before the consistent point, and the stream from it exactly those after.
+    /// transactions committed before the consistent point, and the stream from it exactly those after. One
+    /// exception, PostgreSQL's: `TRUNCATE` is not MVCC-safe, so a table truncated after the consistent point but
+    /// before the copy reads it copies empty; the stream's Truncate then empties it anyway.
     ///
     /// - Parameters:
     ///   - name: the slot's name (`[a-z0-9_]`, at most 63 characters).
