@@ -88,7 +88,7 @@ let package = Package(
             name: "CQuireTLS",
             linkerSettings: [.linkedLibrary("gnutls"), .linkedLibrary("microhttpd")]
         ),
-        // The only Swift module that touches C.
+        // The only Swift module that touches libmicrohttpd (QuireSources touches libpq).
         .target(
             name: "QuireHTTP",
             dependencies: [
@@ -155,7 +155,7 @@ let package = Package(
         ),
         // Sources: reading an app's own PostgreSQL through logical replication. Connections through libpq (plain
         // SQL and the replication protocol: slots, exported snapshots, the stream, status updates) and the pgoutput
-        // decoder, pure Swift. The only Swift module besides QuireHTTP that touches C.
+        // decoder, pure Swift. The only Swift module that touches libpq.
         .target(name: "QuireSources", dependencies: ["CLibPQ"], swiftSettings: serverSwiftSettings),
         // The Swift SDK: the session loop through the client swift-openapi-generator makes from openapi.yaml
         // (symlinked into the target), and the window model (also the tests' oracle). Foundation, the
@@ -203,7 +203,7 @@ let package = Package(
         .executableTarget(
             name: "quire-fuzz",
             dependencies: [
-                "QuireCore", "QuireAuth", "QuireAPI", "QuireHTTP", "CFuzzer",
+                "QuireCore", "QuireAuth", "QuireAPI", "QuireHTTP", "QuireSources", "CFuzzer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
