@@ -4,8 +4,11 @@
 #   docker run -p 8080:8080 -v quire-data:/var/lib/quire -e QUIRE_AUTH_WRITE_TOKEN=secret quire
 
 FROM swift:6.3-bookworm AS build
+# libpq-dev: the package's CLibPQ (sources' replication connection), which SwiftPM looks up through pkg-config for
+# every target it plans. The binary links libpq only once serve follows sources; libpq5 must then join the runtime
+# stage, which scripts/test/check-dockerfile checks.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev zlib1g-dev pkg-config \
+ && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev zlib1g-dev libpq-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift openapi.yaml ./

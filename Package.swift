@@ -71,6 +71,13 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // libpq, PostgreSQL's own C client, through pkg-config: it speaks the replication protocol (CopyBoth) that
+        // postgres-nio does not, for sources (QuireSources).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         // Strict request framing, run over every request's header fields: C compiled at -O2 (vectorized), which
         // the `static inline` functions of a system module's header are not.
         .target(name: "CQuireFraming"),
@@ -81,7 +88,7 @@ let package = Package(
             name: "CQuireTLS",
             linkerSettings: [.linkedLibrary("gnutls"), .linkedLibrary("microhttpd")]
         ),
-        // The only Swift module that touches C.
+        // The only Swift module that touches libmicrohttpd (QuireSources touches libpq).
         .target(
             name: "QuireHTTP",
             dependencies: [
@@ -146,6 +153,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Sources: reading an app's own PostgreSQL through logical replication. Connections through libpq (plain
+        // SQL and the replication protocol: slots, exported snapshots, the stream, status updates) and the pgoutput
+        // decoder, pure Swift. The only Swift module that touches libpq.
+        .target(name: "QuireSources", dependencies: ["CLibPQ"], swiftSettings: serverSwiftSettings),
         // The Swift SDK: the session loop through the client swift-openapi-generator makes from openapi.yaml
         // (symlinked into the target), and the window model (also the tests' oracle). Foundation, the
         // OpenAPI runtime and its URLSession transport only.
@@ -192,7 +203,7 @@ let package = Package(
         .executableTarget(
             name: "quire-fuzz",
             dependencies: [
-                "QuireCore", "QuireAuth", "QuireAPI", "QuireHTTP", "CFuzzer",
+                "QuireCore", "QuireAuth", "QuireAPI", "QuireHTTP", "QuireSources", "CFuzzer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -272,6 +283,13 @@ let package = Package(
         .testTarget(
             name: "QuireAuthTests",
             dependencies: ["QuireAuth", .product(name: "JWTKit", package: "jwt-kit")],
+            swiftSettings: swiftSettings
+        ),
+        // The pgoutput decoder on messages captured from a real PostgreSQL (scripts/test/capture-pgoutput), and the
+        // connections against one (QUIRE_TEST_POSTGRES_URL, with wal_level logical; without it they skip).
+        .testTarget(
+            name: "QuireSourcesTests",
+            dependencies: ["QuireSources"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

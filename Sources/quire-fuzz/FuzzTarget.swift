@@ -6,6 +6,7 @@ import QuireAPI
 import QuireAuth
 import QuireCore
 import QuireHTTP
+import QuireSources
 import Synchronization
 
 /// The parsers that read bytes a client sent, each with the property its fuzz target checks on every input
@@ -36,6 +37,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     /// bodies of every route. Never a `500`. The input is `METHOD TARGET`, then `Name: value` lines, an
     /// empty line and the body; the target's query is split on `&` and the first `=` as libmicrohttpd does.
     case request
+    /// What an app's PostgreSQL sends a source (QuireSources): a pgoutput message, or a frame of the replication
+    /// stream (XLogData, whose payload is decoded too, or a keepalive). What decodes encodes back to the same bytes.
+    case pgoutput
 
     /// A finding that is not a crash: the property the target checks does not hold.
     struct Broken: Error, CustomStringConvertible {
@@ -52,6 +56,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .token: _ = try? Self.verifier.verify(String(decoding: bytes, as: UTF8.self), now: Self.now)
         case .tokenClaims: try Self.tokenClaims(bytes)
         case .request: try Self.request(bytes)
+        case .pgoutput: try Self.pgoutput(bytes)
         }
     }
 
@@ -106,6 +111,18 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .stream(let stream): stream.finish(); return
         }
         guard status != 500 else { throw Broken(description: "answered 500") }
+    }
+
+    private static func pgoutput(_ bytes: UnsafeRawBufferPointer) throws(Broken) {
+        let input = Array(bytes)
+        if let message = try? PgOutput.Message(decoding: input) {
+            guard message.encoded == input else { throw Broken(description: "a pgoutput message encodes otherwise") }
+        }
+        guard let frame = try? ReplicationMessage(decoding: input) else { return }
+        guard frame.encoded == input else { throw Broken(description: "a replication frame encodes otherwise") }
+        if case .xLogData(let data) = frame, let message = try? PgOutput.Message(decoding: data.payload) {
+            guard message.encoded == data.payload else { throw Broken(description: "a payload encodes otherwise") }
+        }
     }
 
     /// The request the bytes describe, or nil when they describe none (no request line).
