@@ -32,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
+        // The configuration file's `sources:` list, a list of mappings, which swift-configuration's YAML provider cannot
+        // hold (already in the graph through swift-configuration's YAML trait).
+        .package(url: "https://github.com/jpsim/Yams", "5.4.0"..<"7.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -125,6 +128,8 @@ let package = Package(
             ],
             swiftSettings: serverSwiftSettings
         ),
+        // Lists kept from the app's own PostgreSQL tables: a source's configuration, its rows in the core's terms.
+        .target(name: "QuireSources", dependencies: ["QuireCore"], swiftSettings: swiftSettings),
         // Durable lists: the core's ListStore on SQLite (through GRDB), with versioned migrations.
         .target(
             name: "QuireStore",
@@ -172,12 +177,14 @@ let package = Package(
                 "QuireAuth",
                 "QuireHTTP",
                 "QuireCore",
+                "QuireSources",
                 "QuireStore",
                 .target(name: "QuirePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Yams", package: "Yams"),
             ],
             // glibc's malloc, not mimalloc: libmicrohttpd mallocs each connection's 16 KiB memory pool, which
             // mimalloc serves page-aligned from its 16 KiB size class, so an idle event stream would keep two whole
@@ -242,6 +249,15 @@ let package = Package(
             dependencies: [
                 "QuireCore",
                 "QuireClient",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "QuireSourcesTests",
+            dependencies: [
+                "QuireSources",
+                "QuireCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
