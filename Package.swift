@@ -233,7 +233,8 @@ let package = Package(
         .testTarget(
             name: "QuireAPITests",
             dependencies: [
-                "QuireAPI", "QuireAuth", "QuireHTTP", "QuireCore", "QuireClient", "QuireStore", "QuireTesting", "quire",
+                "QuireAPI", "QuireAuth", "QuireHTTP", "QuireCore", "QuireClient", "QuireSources", "QuireStore",
+                "QuireTesting", "quire",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 // Test only: the SDK's event stream on Linux (URLSessionTransport buffers bodies there).
