@@ -43,8 +43,8 @@ public enum PostgresValue {
         }
     }
 
-    /// Numbers kept as their text, and nesting up to what PostgreSQL's own JSON parser allows in practice.
-    private static let parser = JSONParser(maxDepth: 1024, keepsNumberText: true)
+    /// Numbers kept as their text; JSON nested deeper than 512 levels is kept as its text, a string.
+    private static let parser = JSONParser(maxDepth: 512, keepsNumberText: true)
 
     private static func json(_ array: PostgresArray, element: PostgresType) -> JSONValue {
         switch array {

@@ -9,7 +9,9 @@ import Testing
 @Suite("Order properties")
 struct OrderPropertyTests {
     /// The column types of the random table, and one random direction each.
-    static let types: [PostgresType] = [.int4, .float8, .numeric, .bool, .text, .timestamptz, .date, .time, .bpchar]
+    static let types: [PostgresType] = [
+        .int4, .float8, .numeric, .bool, .text, .timestamptz, .timestamp, .date, .time, .timetz, .bpchar,
+    ]
 
     @Test func keysSortAsTheReference() async {
         await propertyCheck(count: 300, input: Gen.uint8(in: 0...255).array(of: 0...400)) { choices in
@@ -97,10 +99,14 @@ enum Meant {
     case bytes(String)
     /// Microseconds from 1970-01-01 UTC, and the offset (seconds east) it is printed with.
     case instant(Int64, offset: Int)
+    /// Microseconds from 1970-01-01, a timestamp without time zone.
+    case localInstant(Int64)
     /// Days from 1970-01-01.
     case day(Int64)
     /// Microseconds into the day.
     case clock(Int64)
+    /// A time of day with its offset (seconds east), as `time with time zone` holds it.
+    case zonedClock(Int64, offset: Int)
     /// Padded text: `character(n)` prints its value with spaces to `n`.
     case padded(String, width: Int)
 
@@ -114,8 +120,10 @@ enum Meant {
         case .boolean(let value): value ? "t" : "f"
         case .bytes(let value): value
         case .instant(let micros, let offset): Civil.timestamp(micros + Int64(offset) * 1_000_000, offset: offset)
+        case .localInstant(let micros): Civil.timestamp(micros, offset: nil)
         case .day(let days): Civil.date(days)
         case .clock(let micros): Civil.clock(micros)
+        case .zonedClock(let micros, let offset): Civil.clock(micros) + Civil.zone(offset)
         case .padded(let value, let width): value + String(repeating: " ", count: max(0, width - value.count))
         }
     }
@@ -139,7 +147,12 @@ enum Meant {
             return x.utf8.elementsEqual(y.utf8) ? 0 : (x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1)
         case (.instant(let x, _), .instant(let y, _)): return sign(x, y)
         case (.day(let x), .day(let y)): return sign(x, y)
+        case (.localInstant(let x), .localInstant(let y)): return sign(x, y)
         case (.clock(let x), .clock(let y)): return sign(x, y)
+        case (.zonedClock(let x, let xOffset), .zonedClock(let y, let yOffset)):
+            // PostgreSQL's timetz_cmp: the instant in UTC, then the zone (seconds west), ascending.
+            let order = sign(x - Int64(xOffset) * 1_000_000, y - Int64(yOffset) * 1_000_000)
+            return order != 0 ? order : sign(-xOffset, -yOffset)
         default:
             Issue.record("values of two types in one column: \(a), \(b)")
             return 0
@@ -225,17 +238,23 @@ enum Civil {
         return text
     }
 
-    /// A timestamp with time zone at local microseconds from 1970, printed with its offset: `… 10:00:00+05:30`.
-    static func timestamp(_ local: Int64, offset: Int) -> String {
+    /// A timestamp at local microseconds from 1970, printed with its offset when it has one: `… 10:00:00+05:30`.
+    static func timestamp(_ local: Int64, offset: Int?) -> String {
         let day: Int64 = 86_400_000_000
         let days = local >= 0 ? local / day : (local - day + 1) / day
         let (year, _, _) = civil(days)
+        return "\(date(days, bcSuffix: false)) \(clock(local - days * day))\(offset.map(zone) ?? "")"
+            + (year <= 0 ? " BC" : "")
+    }
+
+    /// `+00`, `-05:30`, `+00:00:05`.
+    static func zone(_ offset: Int) -> String {
         let sign = offset < 0 ? "-" : "+"
         let magnitude = Int64(abs(offset))
         var zone = "\(sign)\(two(magnitude / 3600))"
         if magnitude % 3600 != 0 { zone += ":\(two(magnitude / 60 % 60))" }
         if magnitude % 60 != 0 { zone += ":\(two(magnitude % 60))" }
-        return "\(date(days, bcSuffix: false)) \(clock(local - days * day))\(zone)" + (year <= 0 ? " BC" : "")
+        return zone
     }
 }
 
@@ -314,6 +333,18 @@ struct Choices {
         case .bpchar:
             let value = text().trimmingSpaces()
             return .padded(value, width: 6)
+        case .timestamp:
+            guard case .instant(let micros, _) = value(of: .timestamptz) else { return .null }
+            return .localInstant(micros)
+        case .timetz:
+            // Whole hours and offsets of whole hours: one instant written with two offsets happens, and must order
+            // by the offset.
+            let offsets = [0, 3600, -3600, 7200]
+            return .zonedClock(Int64(8 + below(4)) * 3_600_000_000, offset: offsets[below(offsets.count)])
+        case .timestamptz where below(2) == 0:
+            // A few instants, each written with any offset: equal instants must tie, whatever their text.
+            let offsets = [0, 3600, -18_000, 19_800]
+            return .instant(Int64(below(3)) * 3_600_000_000, offset: offsets[below(offsets.count)])
         case .timestamptz:
             let micros = int64(-210_000_000_000_000_000...9_000_000_000_000_000_000).rounded(
                 to: below(2) == 0 ? 1_000_000 : 1)
