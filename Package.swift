@@ -32,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
+        // The configuration file's `sources:` list, a list of mappings, which swift-configuration's YAML provider cannot
+        // hold (already in the graph through swift-configuration's YAML trait).
+        .package(url: "https://github.com/jpsim/Yams", "5.4.0"..<"7.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -153,10 +156,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Sources: reading an app's own PostgreSQL through logical replication. Connections through libpq (plain
-        // SQL and the replication protocol: slots, exported snapshots, the stream, status updates) and the pgoutput
-        // decoder, pure Swift. The only Swift module that touches libpq.
-        .target(name: "QuireSources", dependencies: ["CLibPQ"], swiftSettings: serverSwiftSettings),
+        // Sources: lists kept from an app's own PostgreSQL tables through logical replication. Replication/:
+        // connections through libpq (plain SQL and the replication protocol: slots, exported snapshots, the stream,
+        // status updates) and the pgoutput decoder, pure Swift; the only Swift module that touches libpq. Rows/: a
+        // source's configuration, its check against the catalog, a row in the core's terms.
+        .target(name: "QuireSources", dependencies: ["CLibPQ", "QuireCore"], swiftSettings: serverSwiftSettings),
         // The Swift SDK: the session loop through the client swift-openapi-generator makes from openapi.yaml
         // (symlinked into the target), and the window model (also the tests' oracle). Foundation, the
         // OpenAPI runtime and its URLSession transport only.
@@ -183,12 +187,14 @@ let package = Package(
                 "QuireAuth",
                 "QuireHTTP",
                 "QuireCore",
+                "QuireSources",
                 "QuireStore",
                 .target(name: "QuirePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Yams", package: "Yams"),
             ],
             // glibc's malloc, not mimalloc: libmicrohttpd mallocs each connection's 16 KiB memory pool, which
             // mimalloc serves page-aligned from its 16 KiB size class, so an idle event stream would keep two whole
@@ -237,7 +243,8 @@ let package = Package(
         .testTarget(
             name: "QuireAPITests",
             dependencies: [
-                "QuireAPI", "QuireAuth", "QuireHTTP", "QuireCore", "QuireClient", "QuireStore", "QuireTesting", "quire",
+                "QuireAPI", "QuireAuth", "QuireHTTP", "QuireCore", "QuireClient", "QuireSources", "QuireStore",
+                "QuireTesting", "quire",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 // Test only: the SDK's event stream on Linux (URLSessionTransport buffers bodies there).
@@ -253,6 +260,18 @@ let package = Package(
             dependencies: [
                 "QuireCore",
                 "QuireClient",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The pgoutput decoder on messages captured from a real PostgreSQL (scripts/test/capture-pgoutput), the
+        // connections against one (QUIRE_TEST_POSTGRES_URL, with wal_level logical; without it they skip), and the
+        // rows' terms (configuration, values, order keys).
+        .testTarget(
+            name: "QuireSourcesTests",
+            dependencies: [
+                "QuireSources",
+                "QuireCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
@@ -283,13 +302,6 @@ let package = Package(
         .testTarget(
             name: "QuireAuthTests",
             dependencies: ["QuireAuth", .product(name: "JWTKit", package: "jwt-kit")],
-            swiftSettings: swiftSettings
-        ),
-        // The pgoutput decoder on messages captured from a real PostgreSQL (scripts/test/capture-pgoutput), and the
-        // connections against one (QUIRE_TEST_POSTGRES_URL, with wal_level logical; without it they skip).
-        .testTarget(
-            name: "QuireSourcesTests",
-            dependencies: ["QuireSources"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

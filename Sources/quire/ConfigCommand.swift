@@ -10,7 +10,7 @@ struct ConfigCommand: ParsableCommand {
         discussion: """
             The settings are read as `quire serve` reads them (embedded defaults < --config file < QUIRE_* \
             environment < flags) and checked as it checks them; every key is printed, in the order and nesting of \
-            config/quire.yaml. --defaults prints the embedded defaults alone, ignoring the environment.
+            config/quire.yaml, then the sources. --defaults prints the embedded defaults alone, ignoring the environment.
             """
     )
 
@@ -30,14 +30,14 @@ struct ConfigCommand: ParsableCommand {
         do {
             let text = try runBlocking {
                 if defaults {
-                    let reader = try await Settings.reader(configFile: nil, environment: [:], flags: [:])
-                    return try Settings.yaml(reader, header: "The embedded defaults of quire serve.")
+                    let input = try await Settings.input(configFile: nil, environment: [:], flags: [:])
+                    return try Settings.yaml(input, header: "The embedded defaults of quire serve.")
                 }
-                let reader = try await Settings.reader(
+                let input = try await Settings.input(
                     configFile: config, environment: ProcessInfo.processInfo.environment, flags: flags)
                 let sources = ["embedded defaults", config, "QUIRE_* environment", "flags"].compactMap { $0 }
                 return try Settings.yaml(
-                    reader, header: "The configuration of quire serve: \(sources.joined(separator: " < ")).")
+                    input, header: "The configuration of quire serve: \(sources.joined(separator: " < ")).")
             }
             print(text, terminator: "")
         } catch {

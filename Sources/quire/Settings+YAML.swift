@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import QuireSources
 
 /// The configuration as YAML, for `quire config`: every key of ``Settings/keys`` in its order, nested as
 /// config/quire.yaml nests it, so that the two can be compared line by line.
@@ -8,12 +9,15 @@ extension Settings {
     /// `storage.url`). An empty secret is printed as it is, `""`: that it is unset is no secret.
     static let redacted = "<redacted>"
 
-    /// The values `reader` gives for every key, as YAML, after the checks `quire serve` makes of them.
+    /// The values `input` gives for every key, as YAML, after the checks `quire serve` makes of them, then its
+    /// sources (`sources: []` when there are none).
     ///
     /// - Parameter header: the comment printed first, without its `# `.
-    /// - Throws: ``SettingsError`` naming a key whose value `quire serve` would refuse.
-    static func yaml(_ reader: ConfigReader, header: String) throws -> String {
-        _ = try Settings(reader: reader)
+    /// - Throws: ``SettingsError`` naming a key whose value `quire serve` would refuse, or `SourceConfigurationError`
+    ///   naming a source and its key.
+    static func yaml(_ input: Input, header: String) throws -> String {
+        let settings = try Settings(input)
+        let reader = input.reader
         var lines = ["# \(header)"]
         var open: [Substring] = []
         for (key, value) in keys {
@@ -29,7 +33,31 @@ extension Settings {
             let text = try Self.text(of: key, like: value, in: reader)
             lines.append("\(String(repeating: "  ", count: sections.count))\(path[path.count - 1]): \(text)")
         }
+        lines.append("")
+        lines += yaml(settings.sources)
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `sources:` as config/quire.yaml's example writes it, every key of each source, its URL's password redacted.
+    static func yaml(_ sources: [SourceConfiguration]) -> [String] {
+        guard !sources.isEmpty else { return ["sources: []"] }
+        var lines = ["sources:"]
+        for source in sources {
+            let values: [String] = [
+                yamlScalar(source.name), yamlScalar(source.redactedURL), yamlScalar(source.table.description),
+                yamlScalar(source.list.description), yamlScalar(source.section), source.sectionOrder.rawValue,
+                flow(source.order.map(\.description)), yamlScalar(source.type.description), flow(source.data),
+            ]
+            for (index, (key, value)) in zip(SourceConfiguration.keys, values).enumerated() {
+                lines.append("\(index == 0 ? "  - " : "    ")\(key): \(value)")
+            }
+        }
+        return lines
+    }
+
+    /// `[a, "b c"]`.
+    private static func flow(_ texts: [String]) -> String {
+        "[" + texts.map(yamlScalar).joined(separator: ", ") + "]"
     }
 
     /// The value of `key` as YAML, read as the type of its default (`like`).
@@ -51,15 +79,10 @@ extension Settings {
         }
     }
 
-    /// `url` with the password of its user information (`postgres://user:password@host/db`) replaced by
-    /// ``redacted``.
+    /// `url` with the password of its user information (`postgres://user:password@host/db`) and of a `password`
+    /// query parameter replaced by ``redacted``: the one redaction of a URL, which sources' URLs share.
     static func redactingPassword(of url: String) -> String {
-        guard let scheme = url.range(of: "://") else { return url }
-        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
-            return url
-        }
-        return String(url[..<authority.index(after: colon)]) + redacted + url[at...]
+        SourceURL.redactingPassword(of: url)
     }
 
     /// `text` as a YAML scalar: plain when YAML reads it back as this string (`127.0.0.1`, `data/quire.sqlite`,

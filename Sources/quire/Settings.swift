@@ -4,8 +4,8 @@ import QuireAPI
 import QuireAuth
 import QuireCore
 import QuireHTTP
+import QuireSources
 import QuireStore
-import SystemPackage
 
 #if PostgreSQL
     import QuirePostgres
@@ -31,6 +31,9 @@ struct Settings: Equatable {
     #endif
     /// A TLS proxy in front terminates HTTPS (`server.tls.offloaded`): plain HTTP beyond loopback is meant.
     var tlsOffloaded = false
+    /// The tables of the app's own PostgreSQL that lists are kept from (`sources:`, a list in the configuration file
+    /// only: docs/operations.md, "Sources"). Read and checked at start; nothing follows them yet.
+    var sources: [SourceConfiguration] = []
 
     /// Where `make run` keeps its lists: a file under `data/`, relative to the working directory.
     static let defaultStoragePath = "data/quire.sqlite"
@@ -139,20 +142,32 @@ struct Settings: Equatable {
     ///   - configFile: a YAML file, or `nil` for the embedded defaults alone.
     ///   - environment: the process environment; only `QUIRE_*` variables are read.
     ///   - flags: values given on the command line, by key.
-    /// - Throws: ``SettingsError`` naming the key, or the file's parse error.
+    /// - Throws: ``SettingsError`` naming the key, `SourceConfigurationError` naming the source and its key, or the
+    ///   file's parse error.
     static func load(
         configFile: String?, environment: [String: String], flags: [String: ConfigContent]
     ) async throws -> Settings {
-        try Settings(reader: await reader(configFile: configFile, environment: environment, flags: flags))
+        try Settings(await input(configFile: configFile, environment: environment, flags: flags))
+    }
+
+    /// What the settings are read from: the keys, through swift-configuration, and the file's `sources:` list, which
+    /// is not a key (see ``SettingsFile``).
+    struct Input {
+        /// Flags, then `QUIRE_*` environment variables, then the file, then the embedded defaults.
+        let reader: ConfigReader
+        /// The file's `sources:`, `nil` without a file or without the key.
+        let sources: JSONValue?
+        /// The process environment, where a source's URL may be (`QUIRE_SOURCES_<NAME>_URL`).
+        let environment: [String: String]
     }
 
     /// The sources of the settings, the later winning: flags, then `QUIRE_*` environment variables, then the file,
     /// then the embedded defaults. `quire serve` reads its ``Settings`` from it, and `quire config` prints it.
     ///
-    /// - Throws: the file's parse error.
-    static func reader(
+    /// - Throws: the file's read or parse error.
+    static func input(
         configFile: String?, environment: [String: String], flags: [String: ConfigContent]
-    ) async throws -> ConfigReader {
+    ) async throws -> Input {
         var providers: [any ConfigProvider] = []
         let flagValues = Dictionary(
             uniqueKeysWithValues: flags.map {
@@ -172,11 +187,23 @@ struct Settings: Equatable {
                 secretsSpecifier: .specific([
                     "AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN", "AUTH_JWT_SECRET", "SERVER_TLS_KEY_PASSWORD",
                 ])))
+        var sources: JSONValue?
         if let configFile {
-            providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
+            let file = try SettingsFile(path: configFile)
+            sources = file.sources
+            providers.append(file)
         }
         providers.append(InMemoryProvider(name: "defaults", values: defaultValues))
-        return ConfigReader(providers: providers)
+        return Input(reader: ConfigReader(providers: providers), sources: sources, environment: environment)
+    }
+
+    /// The settings of `input`: its keys, then its sources, checked against the lists' limits they read.
+    ///
+    /// - Throws: ``SettingsError`` naming the key, or `SourceConfigurationError` naming the source and its key.
+    init(_ input: Input) throws {
+        try self.init(reader: input.reader)
+        sources = try SourceConfiguration.all(
+            in: input.sources, environment: input.environment, limits: service.limits)
     }
 
     init() {}
@@ -442,14 +469,22 @@ struct Settings: Equatable {
         return try HTTPServer.check(tls)
     }
 
-    /// What the operator should hear at start: plain HTTP beyond loopback with no TLS proxy declared.
+    /// What the operator should hear at start: plain HTTP beyond loopback with no TLS proxy declared, and sources
+    /// that are configured but not followed.
     var servingWarnings: [String] {
-        guard service.http.tls == nil, !isLoopback, !tlsOffloaded else { return [] }
-        return [
-            "serving plain HTTP on \(service.http.host): phones refuse cleartext (iOS App Transport Security, "
-                + "Android 9+); set server.tls.certificateFile and server.tls.keyFile, or server.tls.offloaded: true "
-                + "when a TLS proxy is in front"
-        ]
+        var warnings: [String] = []
+        if service.http.tls == nil, !isLoopback, !tlsOffloaded {
+            warnings.append(
+                "serving plain HTTP on \(service.http.host): phones refuse cleartext (iOS App Transport Security, "
+                    + "Android 9+); set server.tls.certificateFile and server.tls.keyFile, or server.tls.offloaded: "
+                    + "true when a TLS proxy is in front")
+        }
+        if !sources.isEmpty {
+            warnings.append(
+                "sources: \(sources.map(\.name).joined(separator: ", ")) read and checked, but this quire does not "
+                    + "follow sources yet: their lists are not kept")
+        }
+        return warnings
     }
 
     private var isLoopback: Bool {

@@ -1,5 +1,8 @@
 import Configuration
 import Foundation
+import QuireAPI
+import QuireHTTP
+import QuireSources
 import Testing
 
 @testable import quire
@@ -58,8 +61,8 @@ struct ConfigCommandTests {
     static func printed(
         configFile: String? = nil, environment: [String: String] = [:], flags: [String: ConfigContent] = [:]
     ) async throws -> String {
-        let reader = try await Settings.reader(configFile: configFile, environment: environment, flags: flags)
-        return try Settings.yaml(reader, header: "test")
+        let input = try await Settings.input(configFile: configFile, environment: environment, flags: flags)
+        return try Settings.yaml(input, header: "test")
     }
 
     @Test("config/quire.yaml holds every key of `quire config --defaults`, with its value, in its order, and no other")
@@ -81,7 +84,7 @@ struct ConfigCommandTests {
                 "\(key): config/quire.yaml says \(fileValues[key] ?? ""), the default is \(value)")
         }
         #expect(file.map(\.key) == defaults.map(\.key), "config/quire.yaml lists the keys in another order")
-        #expect(defaults.map(\.key) == Settings.keys.map(\.key))
+        #expect(defaults.map(\.key) == Settings.keys.map(\.key) + ["sources"])
     }
 
     @Test("a file's, the environment's and a flag's values show; secrets as <redacted>, of the URL its password alone")
@@ -134,6 +137,102 @@ struct ConfigCommandTests {
         #expect(Settings.redactingPassword(of: "postgres://u@h/d") == "postgres://u@h/d")
         #expect(Settings.redactingPassword(of: "postgres://h/d?user=u:p@x") == "postgres://h/d?user=u:p@x")
         #expect(Settings.redactingPassword(of: "") == "")
+        #expect(Settings.redactingPassword(of: "postgres://h/d?password=p") == "postgres://h/d?password=<redacted>")
+    }
+
+    /// The contract's example source, and one with its URL in the environment, a quoted table name and a type column.
+    static let sourcesFile = """
+        server:
+          port: 9100
+        sources:
+          - name: inbox
+            url: postgres://quire:hunter2@127.0.0.1:5432/app
+            table: public.messages
+            list: "inbox-{owner}"
+            section: folder
+            sectionOrder: asc
+            order: ["sent_at desc", "id"]
+            type: message
+            data: [sender, subject, unread, sent_at]
+          - name: sent
+            table: '"Sent Items"'
+            list: sent
+            section: day
+            type: "{kind}"
+        """
+
+    @Test("sources are read from the file beside its keys, and printed with every key, passwords redacted")
+    func sources() async throws {
+        let path = try SettingsTests.file(Self.sourcesFile)
+        let environment = ["QUIRE_SOURCES_SENT_URL": "postgresql://app:hunter3@db/app?password=hunter4"]
+        let settings = try await Settings.load(configFile: path, environment: environment, flags: [:])
+        #expect(settings.service.http.port == 9100)
+        #expect(settings.sources.map(\.name) == ["inbox", "sent"])
+        #expect(settings.sources[1].url == "postgresql://app:hunter3@db/app?password=hunter4")
+        #expect(settings.sources[1].table == TableName(name: "Sent Items"))
+        let printed = try await Self.printed(configFile: path, environment: environment)
+        let tail = printed[printed.range(of: "\nsources:\n")!.lowerBound...]
+        #expect(
+            tail == """
+
+                sources:
+                  - name: inbox
+                    url: "postgres://quire:<redacted>@127.0.0.1:5432/app"
+                    table: public.messages
+                    list: "inbox-{owner}"
+                    section: folder
+                    sectionOrder: asc
+                    order: ["sent_at desc", id]
+                    type: message
+                    data: [sender, subject, unread, sent_at]
+                  - name: sent
+                    url: "postgresql://app:<redacted>@db/app?password=<redacted>"
+                    table: "public.\\"Sent Items\\""
+                    list: sent
+                    section: day
+                    sectionOrder: asc
+                    order: []
+                    type: "{kind}"
+                    data: []
+
+                """)
+        for secret in ["hunter2", "hunter3", "hunter4"] {
+            #expect(!printed.contains(secret), "\(secret) printed")
+        }
+        #expect(settings.servingWarnings.last?.hasPrefix("sources: inbox, sent read and checked") == true)
+        #expect(try await Self.printed().hasSuffix("\nsources: []\n"))
+    }
+
+    @Test("a source that cannot work is refused, naming the source and the key; its password never shows")
+    func refusedSources() async throws {
+        let cases: [(String, String)] = [
+            ("order: [\"sent_at sideways\"]", #"sources[inbox].order: "sent_at sideways" is not "column [asc|desc]""#),
+            (
+                "colour: red",
+                "sources[inbox].colour: unknown key; a source's keys are name, url, table, list, section, sectionOrder, order, type, data"
+            ),
+            ("table: a.b.c", "sources[inbox].table: \"a.b.c\" is not \"schema.table\""),
+            ("name: Inbox", "sources[#1].name: \"Inbox\" is not [a-z0-9_]{1,32}"),
+        ]
+        for (line, message) in cases {
+            var lines = [
+                "name: inbox", "url: postgres://quire:hunter2@db/app", "table: messages", "list: inbox",
+                "section: folder", "type: message",
+            ]
+            let key = line.prefix { $0 != ":" }
+            lines.removeAll { $0.hasPrefix("\(key):") }
+            lines.append(line)
+            let path = try SettingsTests.file("sources:\n  - " + lines.joined(separator: "\n    ") + "\n")
+            do {
+                _ = try await Self.printed(configFile: path)
+                Issue.record("accepted: \(line)")
+            } catch let error as SourceConfigurationError {
+                #expect(error.description.hasPrefix(message), "\(error)")
+                #expect(!error.description.contains("hunter2"))
+            }
+        }
+        let notAList = try SettingsTests.file("sources:\n  inbox: {}\n")
+        await #expect(throws: SourceConfigurationError.self) { _ = try await Self.printed(configFile: notAList) }
     }
 
     @Test("strings are plain when YAML reads them back as strings, else quoted")

@@ -54,6 +54,25 @@ struct ExecutableTests {
         #expect(child.output.contains("log.format"))
     }
 
+    @Test("a source that cannot be read stops start-up with exit 2, naming the source and the key")
+    func invalidSource() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("quire-\(UUID()).yaml").path
+        try """
+        sources:
+          - name: inbox
+            url: postgres://quire:hunter2@127.0.0.1:5432/app
+            table: public.messages
+            list: "inbox-{owner}"
+            section: folder
+            order: ["sent_at sideways"]
+            type: message
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let child = try Self.child(["serve", "--port", "0", "--config", path])
+        #expect(child.waitForExit(seconds: 10) == 2)
+        #expect(child.output.contains(#"sources[inbox].order: "sent_at sideways" is not "column [asc|desc]""#))
+        #expect(!child.output.contains("hunter2"))
+    }
+
     @Test("quire health exits 0 while /healthz answers 200, 1 otherwise")
     func health() throws {
         let server = try Self.child(["serve", "--port", "0", "--log-format", "json"])

@@ -183,6 +183,8 @@ struct FilterReader {
         case .bool(let flag): .bool(flag)
         case .int(let number): .number(Double(number))
         case .double(let number): .number(number + 0)
+        // The nearest double: a filter compares numbers as doubles, whatever their text.
+        case .decimal(let number): Double(number.text).map { .number($0 + 0) }
         case .string(let text): .string(text)
         case .array, .object: nil
         }

@@ -7,10 +7,15 @@
 public struct JSONParser: Sendable {
     /// The deepest nesting of arrays and objects accepted (default 64).
     public var maxDepth: Int
+    /// Whether a number that is not an `Int64` is kept as its text, a ``JSONValue/decimal(_:)``, rather than
+    /// rounded to a ``JSONValue/double(_:)`` (default false): for JSON that must be written again exactly as it
+    /// came, such as a database's `json` column.
+    public var keepsNumberText: Bool
 
     /// A parser accepting nesting up to `maxDepth` levels.
-    public init(maxDepth: Int = 64) {
+    public init(maxDepth: Int = 64, keepsNumberText: Bool = false) {
         self.maxDepth = maxDepth
+        self.keepsNumberText = keepsNumberText
     }
 
     /// Parses one JSON document.
@@ -21,11 +26,13 @@ public struct JSONParser: Sendable {
     /// - Complexity: O(*n*) in the length of `bytes`.
     public func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            Self.run(buffer, maxDepth: maxDepth)
+            Self.run(buffer, maxDepth: maxDepth, keepsNumberText: keepsNumberText)
         }
         if let result { return try result.get() }
         let copy = Array(bytes)
-        return try copy.withUnsafeBufferPointer { Self.run($0, maxDepth: maxDepth) }.get()
+        return try copy.withUnsafeBufferPointer {
+            Self.run($0, maxDepth: maxDepth, keepsNumberText: keepsNumberText)
+        }.get()
     }
 
     /// Parses one JSON document from a string.
@@ -35,8 +42,11 @@ public struct JSONParser: Sendable {
         try parse(Array(text.utf8))
     }
 
-    private static func run(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+    private static func run(
+        _ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, keepsNumberText: Bool
+    ) -> Result<JSONValue, JSONParseError> {
         var reader = JSONReader(bytes: buffer, maxDepth: maxDepth)
+        reader.keepsNumberText = keepsNumberText
         do throws(JSONParseError) {
             reader.skipWhitespace()
             let value = try reader.readValue(depth: 0)

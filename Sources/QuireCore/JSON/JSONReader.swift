@@ -2,6 +2,8 @@
 struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
+    /// Numbers that are not an `Int64` as ``JSONValue/decimal(_:)`` (``JSONParser/keepsNumberText``).
+    var keepsNumberText = false
     var position = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
@@ -140,6 +142,7 @@ struct JSONReader {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
+        if keepsNumberText { return .decimal(JSONDecimal(checked: text)) }
         guard let value = Double(text), value.isFinite else { throw fail("number out of range", at: start) }
         return .double(value)
     }

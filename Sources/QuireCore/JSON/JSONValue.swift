@@ -1,13 +1,15 @@
 /// A JSON value, as parsed by ``JSONParser`` and written by ``JSONWriter``.
 ///
 /// Integers that fit in `Int64` (no fraction, no exponent) are kept exactly as ``int(_:)``; every other
-/// number is a ``double(_:)``. Objects are unordered: the writer emits their keys sorted, so equal values
+/// number the parser reads is a ``double(_:)``. A ``decimal(_:)`` is a number made by code, not by the parser,
+/// that must be written exactly as its text (a database's `numeric`). Objects are unordered: the writer emits their keys sorted, so equal values
 /// always have the same canonical bytes.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int64)
     case double(Double)
+    case decimal(JSONDecimal)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -57,7 +59,7 @@ extension JSONValue {
         switch self {
         case .null: "null"
         case .bool: "boolean"
-        case .int, .double: "number"
+        case .int, .double, .decimal: "number"
         case .string: "string"
         case .array: "array"
         case .object: "object"

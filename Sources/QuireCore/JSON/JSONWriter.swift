@@ -21,6 +21,7 @@ public enum JSONWriter {
         case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
         case .int(let number): writeInteger(Int(number), into: &out)
         case .double(let number): writeDouble(number, into: &out)
+        case .decimal(let number): out.append(contentsOf: number.text.utf8)
         case .string(let string): writeString(string, into: &out)
         case .array(let elements):
             out.append(UInt8(ascii: "["))
