@@ -4,9 +4,7 @@
 #   docker run -p 8080:8080 -v quire-data:/var/lib/quire -e QUIRE_AUTH_WRITE_TOKEN=secret quire
 
 FROM swift:6.3-bookworm AS build
-# libpq-dev: the package's CLibPQ (sources' replication connection), which SwiftPM looks up through pkg-config for
-# every target it plans. The binary links libpq only once serve follows sources; libpq5 must then join the runtime
-# stage, which scripts/test/check-dockerfile checks.
+# libpq-dev: the package's CLibPQ (sources' connections to the app's PostgreSQL), linked by the binary.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev zlib1g-dev libpq-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
@@ -20,7 +18,7 @@ RUN swift build -c release --product quire --static-swift-stdlib \
 FROM debian:bookworm-slim AS runtime
 # Runtime libraries only: scripts/test/check-dockerfile keeps this list equal to what the binary links.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
+ && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/lib/quire --create-home quire
 COPY --from=build /out/quire /usr/local/bin/quire
