@@ -23,6 +23,7 @@ struct WriteBenchmarks {
         var counter = 0
         print("write path, one-item inserts into \(lists) lists (store in memory), mean µs per write:")
         print("items per list  parse  apply  rows  commit(apply+store+publish)")
+        func microseconds(_ body: () -> Void) -> Double { milliseconds(body) * 1_000 }
         for (low, high) in zip(bands, bands.dropFirst()) {
             var parse = 0.0
             var apply = 0.0
@@ -51,11 +52,5 @@ struct WriteBenchmarks {
                 "\(low)-\(high)".padding(toLength: 16, withPad: " ", startingAt: 0)
                     + [parse, apply, rows, commit].map { String(format: "%6.1f", $0 / count) }.joined(separator: " "))
         }
-    }
-
-    private func microseconds(_ body: () -> Void) -> Double {
-        let start = DispatchTime.now().uptimeNanoseconds
-        body()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000
     }
 }

@@ -1,5 +1,5 @@
 /// A JSON number kept as the text it was written in, for numbers that a `Double` would round: a database's
-/// arbitrary-precision `numeric` (`12345678901234567890.000000001`), written out byte for byte as it was printed.
+/// arbitrary-precision `numeric`, with more digits than a `Double` holds, written out byte for byte as it was printed.
 ///
 /// The text is checked once, when the value is made, against RFC 8259's grammar of a number, so that the writer can
 /// copy it as it is and still write valid JSON. Two decimals are equal when their texts are: `1.50` and `1.5` are

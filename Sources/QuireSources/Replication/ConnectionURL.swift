@@ -1,5 +1,6 @@
-/// What of a connection URL may be shown: the URL with its password replaced by `***`, and the password's
-/// forms to remove from any text libpq returns.
+/// What of a connection URL may be shown: the URL with its password replaced (by `***` unless told otherwise), and
+/// the password's forms to remove from any text libpq returns. The one redaction of a connection URL: a source's
+/// URL in `quire config` and in messages is redacted by it too (``SourceURL/redactingPassword(of:)``).
 ///
 /// libpq takes URLs (`postgres://user:password@host:port/db?option=value`, the scheme `postgresql://` too) and
 /// key/value strings (`host=db password=secret`); the password may sit in the user part or in a `password` option
@@ -7,20 +8,25 @@
 /// read): the user part ends at the last `@` before the options, so a password holding an unescaped `@` or `/` is
 /// still found whole.
 public struct ConnectionURL: Sendable {
-    /// The URL with every password replaced by `***`: what a description or a log line shows.
+    /// The URL with every password replaced by the placeholder: what a description or a log line shows.
     public let redacted: String
+    /// What replaces a password.
+    private let placeholder: String
     /// The password's forms that texts must not show: as written, percent-decoded, and its pieces between
     /// separators (libpq may have split a malformed URL there).
     private let secrets: [String]
 
-    /// - Parameter url: a libpq connection URL or key/value string.
+    /// - Parameters:
+    ///   - url: a libpq connection URL or key/value string.
+    ///   - placeholder: what replaces a password.
     /// - Complexity: O(*n*) in the length of `url`.
-    public init(_ url: String) {
+    public init(_ url: String, placeholder: String = "***") {
+        self.placeholder = placeholder
         var passwords: [Substring] = []
         if let scheme = ["postgresql://", "postgres://"].first(where: { url.hasPrefix($0) }) {
-            redacted = Self.redactURL(url, schemeLength: scheme.count, passwords: &passwords)
+            redacted = Self.redactURL(url, schemeLength: scheme.count, placeholder: placeholder, passwords: &passwords)
         } else {
-            redacted = Self.redactKeyValues(url, passwords: &passwords)
+            redacted = Self.redactKeyValues(url, placeholder: placeholder, passwords: &passwords)
         }
         var secrets: Set<String> = []
         for password in passwords where !password.isEmpty {
@@ -34,14 +40,16 @@ public struct ConnectionURL: Sendable {
         self.secrets = secrets.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
     }
 
-    /// `text` with every form of the password replaced by `***`.
+    /// `text` with every form of the password replaced by the placeholder.
     ///
     /// - Complexity: O(*n* × *s*), *n* the length of `text` and *s* the number of the password's forms (a few).
     public func redact(_ text: String) -> String {
-        secrets.reduce(text) { text, secret in text.replacing(secret, with: "***") }
+        secrets.reduce(text) { text, secret in text.replacing(secret, with: placeholder) }
     }
 
-    private static func redactURL(_ url: String, schemeLength: Int, passwords: inout [Substring]) -> String {
+    private static func redactURL(
+        _ url: String, schemeLength: Int, placeholder: String, passwords: inout [Substring]
+    ) -> String {
         let afterScheme = url.index(url.startIndex, offsetBy: schemeLength)
         let queryStart = url[afterScheme...].firstIndex(of: "?") ?? url.endIndex
         var result = String(url[..<afterScheme])
@@ -50,7 +58,7 @@ public struct ConnectionURL: Sendable {
             let userInfo = rest[..<at]
             if let colon = userInfo.firstIndex(of: ":") {
                 passwords.append(userInfo[userInfo.index(after: colon)...])
-                result += userInfo[...colon] + "***"
+                result += userInfo[...colon] + placeholder
             } else {
                 result += userInfo
             }
@@ -60,15 +68,18 @@ public struct ConnectionURL: Sendable {
         guard queryStart < url.endIndex else { return result }
         let items = url[url.index(after: queryStart)...].split(separator: "&", omittingEmptySubsequences: false)
         let redactedItems = items.map { item -> String in
-            guard let equals = item.firstIndex(of: "="), item[..<equals] == "password" else { return String(item) }
+            // Any case: libpq refuses a key it does not know, but the text is shown before it is tried.
+            guard let equals = item.firstIndex(of: "="), item[..<equals].lowercased() == "password" else {
+                return String(item)
+            }
             passwords.append(item[item.index(after: equals)...])
-            return "password=***"
+            return String(item[...equals]) + placeholder
         }
         return result + "?" + redactedItems.joined(separator: "&")
     }
 
     /// A key/value string with `password`'s value replaced: the value is a word, or quoted with `'` and `\` escapes.
-    private static func redactKeyValues(_ text: String, passwords: inout [Substring]) -> String {
+    private static func redactKeyValues(_ text: String, placeholder: String, passwords: inout [Substring]) -> String {
         var result = ""
         var index = text.startIndex
         while let match = text[index...].firstRange(of: "password") {
@@ -97,7 +108,7 @@ public struct ConnectionURL: Sendable {
             }
             passwords.append(text[valueStart..<cursor])
             passwords.append(text[valueStart..<cursor].trimmingQuotes)
-            result += text[match.upperBound..<valueStart] + "***"
+            result += text[match.upperBound..<valueStart] + placeholder
             index = cursor
         }
         return result + text[index...]

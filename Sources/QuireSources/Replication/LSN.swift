@@ -1,5 +1,5 @@
 /// A position in PostgreSQL's write-ahead log (its type `pg_lsn`): a byte offset into the log, printed as two
-/// hexadecimal halves, `16/B374D848`.
+/// hexadecimal halves, the high 32 bits, a slash, then the low 32 bits.
 ///
 /// Slots, commits and status updates all speak in these positions: a commit's end position is what a follower
 /// confirms once the commit is applied, and the difference of two positions is a distance in bytes of log.
@@ -34,7 +34,7 @@ public struct LSN: RawRepresentable, Hashable, Comparable, Sendable, CustomStrin
         rawValue = UInt64(high) << 32 | UInt64(low)
     }
 
-    /// PostgreSQL's text form: both halves in upper-case hexadecimal without leading zeros (`0/16B3748`).
+    /// PostgreSQL's text form: both halves in upper-case hexadecimal without leading zeros, separated by a slash.
     public var description: String {
         String(rawValue >> 32, radix: 16, uppercase: true) + "/"
             + String(rawValue & 0xFFFF_FFFF, radix: 16, uppercase: true)

@@ -11,23 +11,10 @@ public enum SourceURL {
 
     /// `url` with the password of its user information (`postgres://user:password@host/db`) and the value of a
     /// `password` query parameter (`?password=…`) replaced by ``redacted``; anything else is kept, so that the
-    /// message still names the database.
+    /// message still names the database. The connections' redaction (``ConnectionURL``), with this placeholder.
     ///
     /// - Complexity: O(*n*) in the length of `url`.
     public static func redactingPassword(of url: String) -> String {
-        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return url }
-        var text = url
-        let authority = url[url.index(colon, offsetBy: 3)...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-            text = String(url[..<url.index(after: colon)]) + redacted + url[at...]
-        }
-        guard let question = text.firstIndex(of: "?") else { return text }
-        let query = text[text.index(after: question)...]
-        let parameters = query.split(separator: "&", omittingEmptySubsequences: false).map { parameter in
-            let name = parameter.prefix { $0 != "=" }
-            return name.lowercased() == "password" && name.count < parameter.count
-                ? "\(name)=\(redacted)" : String(parameter)
-        }
-        return String(text[...question]) + parameters.joined(separator: "&")
+        ConnectionURL(url, placeholder: redacted).redacted
     }
 }

@@ -1,5 +1,6 @@
 /// A date, a time or a timestamp read from PostgreSQL's text output in the ISO style (`DateStyle` `ISO`), compared
-/// by time: "2026-12-01 10:00:00+00", "2026-12-01 10:00:00.25", "0044-03-15 BC", "10:00:00+05:30", "infinity".
+/// by time: dates, times and timestamps with or without fractional seconds, a zone offset or an era (`BC`), and the
+/// infinities.
 ///
 /// The follower sets its session's `DateStyle` to `ISO` and `TimeZone` to `UTC`, so that every timestamp with time
 /// zone arrives with `+00`; an offset other than zero is read and applied all the same. A `time with time zone` is
