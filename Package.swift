@@ -119,6 +119,7 @@ let package = Package(
                 "QuireHTTP",
                 "QuireCore",
                 "QuireAuth",
+                "QuireSources",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -160,7 +161,10 @@ let package = Package(
         // connections through libpq (plain SQL and the replication protocol: slots, exported snapshots, the stream,
         // status updates) and the pgoutput decoder, pure Swift; the only Swift module that touches libpq. Rows/: a
         // source's configuration, its check against the catalog, a row in the core's terms.
-        .target(name: "QuireSources", dependencies: ["CLibPQ", "QuireCore"], swiftSettings: serverSwiftSettings),
+        .target(
+            name: "QuireSources",
+            dependencies: ["CLibPQ", "QuireCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: serverSwiftSettings),
         // The Swift SDK: the session loop through the client swift-openapi-generator makes from openapi.yaml
         // (symlinked into the target), and the window model (also the tests' oracle). Foundation, the
         // OpenAPI runtime and its URLSession transport only.

@@ -44,7 +44,17 @@ extension SQLiteListStore {
     ///
     /// - Throws: ``StoreError``; the transaction is rolled back then, and the file holds none of them.
     public func commit(together commits: [ListCommit]) throws {
-        let works = commits.map { commit in
+        do {
+            try group.together(listWorks(commits))
+        } catch {
+            throw failedWrite(error)
+        }
+        if !answersAtOnce { applyJournalIfDue() }
+    }
+
+    /// The work of each commit of `commits` in a transaction: its rows written (in memory) or journaled (a file).
+    func listWorks(_ commits: [ListCommit]) -> [@Sendable (Database) throws -> Void] {
+        commits.map { commit in
             let changes =
                 commit.changes
                 ?? commit.next.storageChanges(since: commit.previous, keepsLabels: commit.write?.keepsLabels ?? false)
@@ -58,12 +68,6 @@ extension SQLiteListStore {
                 try self.journal(changes, list: list, next: next, isNew: isNew, in: db)
             }
         }
-        do {
-            try group.together(works)
-        } catch {
-            throw failedWrite(error)
-        }
-        if !answersAtOnce { applyJournalIfDue() }
     }
 
     /// Stores `next` as the version of `list` (see ``commit(list:previous:next:write:)``).
@@ -132,7 +136,7 @@ extension SQLiteListStore {
 
     /// The error of a write whose transaction rolled back, after forgetting the row ids it may have remembered
     /// for lists it created (not stored after all).
-    private func failedWrite(_ error: any Error) -> StoreError {
+    func failedWrite(_ error: any Error) -> StoreError {
         listIDs.withLock { $0.removeAll() }
         return error as? StoreError ?? StoreError.write(path, error)
     }

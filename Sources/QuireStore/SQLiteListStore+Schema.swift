@@ -7,6 +7,8 @@ extension SQLiteListStore {
     static let itemsKeyedByID = "v4: items keyed by id"
     /// The migration that adds the journal of writes not yet written into the tables.
     static let journalOfWrites = "v5: journal of writes"
+    /// The migration that adds what the followers of sources record with their lists.
+    static let sourcesProgress = "v6: sources"
 
     /// The schema, created and upgraded by versioned migrations (GRDB records the applied ones in
     /// `grdb_migrations`). A migration, once released, never changes: a new one is appended.
@@ -29,6 +31,9 @@ extension SQLiteListStore {
     ///   one's list, version, sizes, whether it created the list, and its ``StorageChanges`` encoded. `seq` is
     ///   `AUTOINCREMENT`: a journal emptied never numbers an entry below one it held. See
     ///   ``SQLiteListStore`` (durability) and ``applyJournal(of:in:)``.
+    /// - `source`, `source_row` (v6): each source's position in its database's log (NULL until a copy of its table
+    ///   is whole), and the place of each of its rows, written in the transaction of the lists' commits
+    ///   (``commit(together:progress:)``).
     ///
     /// Position keys are blobs that sort as the elements do, with room between any two, so inserting or
     /// moving an item rewrites that item's row only (see ``StoragePosition``).
@@ -111,6 +116,21 @@ extension SQLiteListStore {
                         new INTEGER NOT NULL,
                         changes BLOB NOT NULL
                     );
+                    """)
+        }
+        migrator.registerMigration(sourcesProgress) { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE source (
+                        name TEXT PRIMARY KEY,
+                        position INTEGER
+                    ) WITHOUT ROWID;
+                    CREATE TABLE source_row (
+                        source TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        place TEXT NOT NULL,
+                        PRIMARY KEY (source, id)
+                    ) WITHOUT ROWID;
                     """)
         }
         return migrator

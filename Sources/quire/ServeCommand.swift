@@ -5,6 +5,7 @@ import QuireAPI
 import QuireAuth
 import QuireCore
 import QuireHTTP
+import QuireSources
 import QuireStore
 
 /// `quire serve`: starts the service, reloads its TLS certificate and re-reads its JWKS file on SIGHUP, and
@@ -36,11 +37,13 @@ struct ServeCommand: ParsableCommand {
         let logger = Logger(label: "quire")
         routeLibmicrohttpdPanics(to: logger)
         for warning in settings.servingWarnings { logger.warning("\(warning)") }
+        try Self.checkSources(settings)
 
         FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
         let storage = try ServeStorage(settings, logger: logger)
         // Access lines are written at `info`: below it the log is off, as a logger would filter them.
         var configuration = settings.service
+        configuration.sources = settings.sources
         configuration.accessLog = configuration.accessLog && settings.logLevel <= .info
         let accessLog =
             configuration.accessLog
@@ -73,6 +76,29 @@ struct ServeCommand: ParsableCommand {
         service.shutdown()
         accessLog?.close()  // every buffered line written: requests have ended
         storage.close()
+    }
+
+    /// Every source checked against its database (API.md §2b): each refusal printed, naming the source and the key,
+    /// then exit status 2. A source's progress is kept with its lists, in one transaction: on a SQLite file (or in
+    /// memory), not yet on the cluster's PostgreSQL.
+    private static func checkSources(_ settings: Settings) throws {
+        guard !settings.sources.isEmpty else { return }
+        var refusals: [String] = []
+        #if PostgreSQL
+            if settings.postgres != nil {
+                refusals.append(
+                    "sources: followed on storage.kind sqlite (or :memory:); a cluster on PostgreSQL does not follow "
+                        + "sources")
+            }
+        #endif
+        if refusals.isEmpty {
+            for source in settings.sources {
+                refusals += SourceFollower.refusals(of: source, limits: settings.service.limits).map(\.description)
+            }
+        }
+        guard !refusals.isEmpty else { return }
+        for refusal in refusals { FileHandle.standardError.write(Data("quire: \(refusal)\n".utf8)) }
+        throw ExitCode(2)
     }
 
     /// SIGHUP: the certificate and key files are read again for every later handshake; a file that

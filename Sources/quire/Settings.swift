@@ -32,7 +32,7 @@ struct Settings: Equatable {
     /// A TLS proxy in front terminates HTTPS (`server.tls.offloaded`): plain HTTP beyond loopback is meant.
     var tlsOffloaded = false
     /// The tables of the app's own PostgreSQL that lists are kept from (`sources:`, a list in the configuration file
-    /// only: docs/operations.md, "Sources"). Read and checked at start; nothing follows them yet.
+    /// only: docs/operations.md, "Sources"). Read, then checked against their databases before the service starts.
     var sources: [SourceConfiguration] = []
 
     /// Where `make run` keeps its lists: a file under `data/`, relative to the working directory.
@@ -478,11 +478,6 @@ struct Settings: Equatable {
                 "serving plain HTTP on \(service.http.host): phones refuse cleartext (iOS App Transport Security, "
                     + "Android 9+); set server.tls.certificateFile and server.tls.keyFile, or server.tls.offloaded: "
                     + "true when a TLS proxy is in front")
-        }
-        if !sources.isEmpty {
-            warnings.append(
-                "sources: \(sources.map(\.name).joined(separator: ", ")) read and checked, but this quire does not "
-                    + "follow sources yet: their lists are not kept")
         }
         return warnings
     }

@@ -94,7 +94,7 @@ struct StoreFailureTests {
 
     @Test("a full disk: 503 problem, the previous version stays, the next write succeeds once there is room")
     func fullDisk() throws {
-        guard let fileSystem = SmallFileSystem(kilobytes: 2048) else {
+        guard let fileSystem = SmallFileSystem(kilobytes: 4096) else {
             // No mount here: the size cap below fails writes the same way (SQLITE_FULL).
             return
         }

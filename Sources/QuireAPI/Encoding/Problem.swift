@@ -86,6 +86,7 @@ extension Problem {
         public static let methodNotAllowed = Kind(
             slug: "method-not-allowed", title: "Method not allowed", status: 405)
         public static let sinceMismatch = Kind(slug: "since-mismatch", title: "Version mismatch", status: 409)
+        public static let listFromSource = Kind(slug: "list-from-source", title: "List kept from a source", status: 409)
         public static let versionMismatch = Kind(
             slug: "version-mismatch", title: "Precondition failed", status: 412)
         public static let payloadTooLarge = Kind(slug: "payload-too-large", title: "Payload too large", status: 413)
@@ -95,14 +96,15 @@ extension Problem {
         public static let invalidOp = Kind(slug: "invalid-op", title: "Invalid operation", status: 422)
         public static let `internal` = Kind(slug: "internal", title: "Internal error", status: 500)
         public static let overloaded = Kind(slug: "overloaded", title: "Service unavailable", status: 503)
+        public static let sourceSyncing = Kind(slug: "source-syncing", title: "Source syncing", status: 503)
         public static let notImplemented = Kind(slug: "not-implemented", title: "Not implemented", status: 501)
 
         /// Every problem type, for documentation and tests.
         public static let all: [Kind] = [
             invalidJSON, invalidRequest, invalidCursor, invalidFilter, unauthorized, forbidden, notFound, listNotFound,
             sessionNotFound,
-            methodNotAllowed, sinceMismatch, versionMismatch, payloadTooLarge, unsupportedMediaType,
-            invalidList, invalidOp, .internal, overloaded, notImplemented,
+            methodNotAllowed, sinceMismatch, listFromSource, versionMismatch, payloadTooLarge, unsupportedMediaType,
+            invalidList, invalidOp, .internal, overloaded, sourceSyncing, notImplemented,
         ]
     }
 }

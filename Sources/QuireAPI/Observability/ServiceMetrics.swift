@@ -402,6 +402,19 @@ struct TimedListStore: ListStoreDecorator {
         self.commits.increment()
     }
 
+    /// The store's own: a source's transaction is timed as a batch.
+    var keepsSources: Bool { base.keepsSources }
+
+    func commit(together commits: [ListCommit], progress: SourceProgress) throws {
+        let start = ContinuousClock.now
+        defer {
+            let elapsed = ContinuousClock.now - start
+            for _ in commits { timer.record(elapsed) }
+        }
+        try base.commit(together: commits, progress: progress)
+        self.commits.increment()
+    }
+
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)
         throws -> Int64?
     {

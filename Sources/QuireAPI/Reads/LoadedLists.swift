@@ -14,6 +14,7 @@ extension APIContext {
     func withLoadedList(
         _ name: String, pinned: Bool = false, _ answer: @escaping @Sendable (ListVersion) -> Response
     ) throws(Problem) -> Reply {
+        if let syncing = sourceSyncing(name) { throw syncing }
         // A store that keeps no lists holds none but those in memory.
         guard registry.storeKeepsLists else { throw Self.listNotFound(name) }
         return reads.deferredRead { [self] in

@@ -16,6 +16,7 @@ extension APIContext {
         let options = try SessionOptions(
             body, pages: configuration.pages, maxKeep: configuration.sessions.maxKeep,
             maxIDLength: registry.limits.maxIDLength)
+        if let syncing = sourceSyncing(name) { throw syncing }
         // Pinned while the session is made, so that the list cannot leave memory before the session holds it.
         registry.pins.add(name)
         if let (version, _, generation) = registry.handledVersion(of: name) {

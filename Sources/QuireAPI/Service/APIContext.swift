@@ -2,6 +2,7 @@ import Logging
 import QuireAuth
 import QuireCore
 import QuireHTTP
+import QuireSources
 import Synchronization
 
 /// What every product route shares: the lists, the sessions, the waiting long polls, the page cache
@@ -97,6 +98,33 @@ final class APIContext: Sendable {
         sessions.removeAll()
         longPolls.shutdown()
         streams.shutdown()
+    }
+
+    /// Starts following the configured sources (once).
+    func startFollowers() {
+        let followers = writes.followers.withLock { followers in
+            if followers.isEmpty {
+                followers = configuration.sources.map { source in
+                    SourceFollower(source: source, writer: writes, limits: registry.limits, logger: logger)
+                }
+            }
+            return followers
+        }
+        for follower in followers { follower.start() }
+    }
+
+    /// Stops the followers: each commits the transaction it is applying, if any, and reads no further.
+    func stopFollowers() {
+        for follower in writes.followers.withLock({ $0 }) { follower.stop() }
+    }
+
+    /// `503 source-syncing` for a read of a list whose source is copying its table (its lists are not whole yet).
+    func sourceSyncing(_ list: String) -> Problem? {
+        guard let follower = writes.follower(of: list), follower.statistics.isSyncing else { return nil }
+        return Problem(
+            .sourceSyncing,
+            detail: "The list \(list) is being copied from the table \(follower.source.table). Retry shortly.",
+            headers: ["Retry-After": "2"])
     }
 
     /// Returns when no write and no read of the store is queued or running: the store may be closed.

@@ -2,6 +2,8 @@ public import Logging
 public import QuireAuth
 public import QuireCore
 public import QuireHTTP
+public import QuireSources
+import Synchronization
 
 /// The Quire HTTP service: every route of openapi.yaml over one ``HTTPServer``.
 ///
@@ -14,6 +16,8 @@ public final class QuireService: Sendable {
     public let router: RouterResponder
     public let registry: ListRegistry
     let context: APIContext
+    /// The followers of the configured sources, started by ``load()``.
+    public var followers: [SourceFollower] { context.writes.followers.withLock { $0 } }
     /// Every `(method, pattern)` the service answers, for the OpenAPI check.
     public let routes: [(method: String, pattern: String)]
 
@@ -76,6 +80,7 @@ public final class QuireService: Sendable {
             try DemoData.seedIfMissing(registry)
         }
         context.startMaintenance()
+        context.startFollowers()
         readiness.set(.ready)
     }
 
@@ -88,6 +93,7 @@ public final class QuireService: Sendable {
     /// Graceful shutdown: `/readyz` answers `503`, waiting long polls are answered, in-flight requests
     /// finish, then the server stops.
     public func shutdown() {
+        context.stopFollowers()  // a transaction being committed is committed; nothing after it is read
         context.shutdown()  // first: once /readyz says draining, new writes are refused
         readiness.set(.draining)
         server.shutdown()
@@ -123,6 +129,9 @@ extension QuireService {
         public var instance: String?
         /// `Cache-Control` of pages, the list index and the OpenAPI document (`cache.*`).
         public var cache = CachePolicy()
+        /// Tables of the app's own PostgreSQL whose rows the service keeps as lists (`sources:`, API.md §2b), each
+        /// checked against its database before the service starts (``SourceFollower/refusals(of:limits:)``).
+        public var sources: [SourceConfiguration] = []
 
         public init() {}
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Logging
 import QuireCore
 import QuireHTTP
+import QuireSources
 import Synchronization
 
 /// The one way into the write path: every producer of list writes enters here, the routes (`PUT`, `POST …/ops`,
@@ -20,6 +21,8 @@ final class ListWrites: Sendable {
     let writePlacement: WritePlacement
     /// Where a delete of the registry's store runs.
     let deletePlacement: WritePlacement
+    /// The followers of sources, whose lists no other producer writes (set once, as the service starts).
+    let followers = Mutex<[SourceFollower]>([])
 
     init(registry: ListRegistry, logger: Logger, scheduler: WriteScheduler = WriteScheduler()) {
         self.registry = registry
@@ -35,12 +38,14 @@ final class ListWrites: Sendable {
     /// The reply of a connection's `write` (read from its request on this thread, libmicrohttpd's), made where its
     /// store lets it be made soonest.
     func reply(to write: ListRegistry.QueuedWrite) -> Reply {
-        scheduler.run(ConnectionWrite(writes: self, write: write), at: writePlacement)
+        if let refusal = sourceRefusal(of: write.name) { return refusal }
+        return scheduler.run(ConnectionWrite(writes: self, write: write), at: writePlacement)
     }
 
     /// The reply of a connection's delete of `name`: `204`, or the problem that refused it.
     func replyToDelete(of name: String, ifMatch: ListRegistry.IfMatch?) -> Reply {
-        scheduler.run(ConnectionDelete(writes: self, name: name, ifMatch: ifMatch), at: deletePlacement)
+        if let refusal = sourceRefusal(of: name) { return refusal }
+        return scheduler.run(ConnectionDelete(writes: self, name: name, ifMatch: ifMatch), at: deletePlacement)
     }
 
     // MARK: - A producer's writes

@@ -80,6 +80,23 @@ public protocol ListStore: Sendable {
     ///   stored lists the selection covers.
     func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]?
 
+    /// Makes every commit of `commits` stored as ``commit(together:)`` does, and records `progress` in the same
+    /// transaction: a source's lists and how far its log is applied are durable together, or neither is. For a
+    /// store that ``keepsSources``; the registry calls it with the lock of every list in it held.
+    ///
+    /// - Throws: ``SourcesNotKept`` (the default), or the store's error; nothing is stored then.
+    func commit(together commits: [ListCommit], progress: SourceProgress) throws
+
+    /// What the store holds of source `source` (an empty state when nothing).
+    func sourceState(of source: String) throws -> SourceState
+
+    /// Forgets everything recorded of source `source` (its lists stay, as any list).
+    func forgetSource(_ source: String) throws
+
+    /// Whether the store records a source's progress with its lists (``commit(together:progress:)``): `true` for a
+    /// SQLite file and ``InMemoryListStore``.
+    var keepsSources: Bool { get }
+
     /// Whether the store keeps the lists (so that a list may leave the registry's memory and be loaded again):
     /// `true` but for ``InMemoryListStore``.
     var keepsLists: Bool { get }
@@ -112,6 +129,14 @@ extension ListStore {
     public var syncsLocally: Bool { false }
 
     public var commitsTogether: Bool { false }
+
+    public var keepsSources: Bool { false }
+
+    public func commit(together commits: [ListCommit], progress: SourceProgress) throws { throw SourcesNotKept() }
+
+    public func sourceState(of source: String) throws -> SourceState { SourceState() }
+
+    public func forgetSource(_ source: String) throws {}
 
     public func commit(together commits: [ListCommit]) throws {
         for commit in commits {
@@ -146,6 +171,7 @@ public struct ListCommit: Sendable {
 /// deleted ones (one number per deleted name, until the name is created again).
 public final class InMemoryListStore: ListStore {
     private let retired = Mutex<[String: UInt64]>([:])
+    private let sources = Mutex<[String: SourceState]>([:])
 
     public init() {}
 
@@ -159,6 +185,22 @@ public final class InMemoryListStore: ListStore {
 
     /// `true`: nothing is written, so nothing can be written in part.
     public var commitsTogether: Bool { true }
+
+    /// `true`: a source's progress is kept in memory, as its lists are.
+    public var keepsSources: Bool { true }
+
+    public func commit(together commits: [ListCommit], progress: SourceProgress) throws {
+        try commit(together: commits)
+        sources.withLock { $0[progress.source, default: SourceState()].record(progress) }
+    }
+
+    public func sourceState(of source: String) throws -> SourceState {
+        sources.withLock { $0[source] ?? SourceState() }
+    }
+
+    public func forgetSource(_ source: String) throws {
+        _ = sources.withLock { $0.removeValue(forKey: source) }
+    }
 
     public func commit(
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
@@ -183,8 +225,8 @@ public final class InMemoryListStore: ListStore {
 }
 
 /// A store that passes every call on to `base` but for those it implements itself: a decorator (timing the
-/// commits, holding them in a test). ``ListStore/commitsTogether`` is not passed on (a decorator's own
-/// ``ListStore/commit(list:previous:at:next:write:)`` then sees every commit) but by a decorator that says so.
+/// commits, holding them in a test). ``ListStore/commitsTogether`` and ``ListStore/keepsSources`` are not passed on (a decorator's
+/// own ``ListStore/commit(list:previous:at:next:write:)`` then sees every commit) but by a decorator that says so.
 public protocol ListStoreDecorator: ListStore {
     var base: any ListStore { get }
 }
@@ -218,6 +260,14 @@ extension ListStoreDecorator {
 
     public func endWrite(list: String) {
         base.endWrite(list: list)
+    }
+
+    public func sourceState(of source: String) throws -> SourceState {
+        try base.sourceState(of: source)
+    }
+
+    public func forgetSource(_ source: String) throws {
+        try base.forgetSource(source)
     }
 
     public var keepsLists: Bool { base.keepsLists }

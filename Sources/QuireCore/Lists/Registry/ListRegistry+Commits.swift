@@ -178,9 +178,16 @@ extension ListRegistry {
     /// A store that does not commit together (``ListStore/commitsTogether`` `false`: a shared store, whose commits
     /// are conditional and logged one by one) makes them one after another.
     ///
+    /// With `progress` (a source's follower: the writes of one or more of its database's transactions), the store
+    /// records it in the same transaction (``ListStore/commit(together:progress:)``), even when no write is left to
+    /// commit; a store that does not keep sources (``ListStore/keepsSources``) fails every write then.
+    ///
     /// - Returns: each write's outcome, in the order of `writes`.
-    public func write(together writes: [QueuedWrite]) -> [Result<Commit, WriteError>] {
-        guard store.commitsTogether else {
+    public func write(together writes: [QueuedWrite], progress: SourceProgress? = nil) -> [Result<Commit, WriteError>] {
+        if progress != nil, !store.keepsSources {
+            return writes.map { _ in .failure(.storage(SourcesNotKept().description)) }
+        }
+        guard store.commitsTogether || progress != nil else {
             return writes.map { queued in
                 Result { () throws(WriteError) -> Commit in
                     try write(queued.name, ifMatch: queued.ifMatch, mustExist: queued.mustExist) { _ in queued.write }
@@ -237,9 +244,13 @@ extension ListRegistry {
                     outcomes[index] = .failure(error)
                 }
             }
-            guard !commits.isEmpty else { return outcomes }
+            guard !commits.isEmpty || progress != nil else { return outcomes }
             do {
-                try store.commit(together: commits)
+                if let progress {
+                    try store.commit(together: commits, progress: progress)
+                } else {
+                    try store.commit(together: commits)
+                }
             } catch {
                 let failure = WriteError(storeFailure: error)
                 for index in made { outcomes[index] = .failure(failure) }

@@ -101,6 +101,16 @@ public final class ListRegistry: Sendable {
         residents.withLock { $0.entries.index(forKey: name) != nil }
     }
 
+    /// What the store holds of source `source` (``ListStore/sourceState(of:)``).
+    public func sourceState(of source: String) throws -> SourceState {
+        try store.sourceState(of: source)
+    }
+
+    /// Forgets what the store holds of source `source` (``ListStore/forgetSource(_:)``).
+    public func forgetSource(_ source: String) throws {
+        try store.forgetSource(source)
+    }
+
     /// Whether the store keeps the lists: when it does not (``InMemoryListStore``), a list not held does not exist.
     public var storeKeepsLists: Bool { store.keepsLists }
 

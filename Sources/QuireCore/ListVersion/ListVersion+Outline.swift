@@ -1,0 +1,46 @@
+/// A list's outline by position, for a producer that places items itself (a source's follower, which finds where
+/// a row goes by binary search among the items it placed before): sections and top-level items by index, and where
+/// an item is.
+extension ListVersion {
+    /// The id of the section at `index` among the list's sections.
+    ///
+    /// - Precondition: `index` is below ``sectionCount``.
+    /// - Complexity: O(log *s*).
+    public func sectionID(at index: Int) -> String {
+        sections.element(at: index).value.id
+    }
+
+    /// The number of top-level items of the section `id`, or `nil` when there is no such section.
+    ///
+    /// - Complexity: O(log *s*).
+    public func topLevelItemCount(inSection id: String) -> Int? {
+        guard let key = interner.lookup(id), let section = section(key: key) else { return nil }
+        return section.items.count
+    }
+
+    /// The id of the top-level item at `index` of the section `id`, or `nil` when there is no such section or item.
+    ///
+    /// - Complexity: O(log *s* + log *n*).
+    public func topLevelItemID(at index: Int, inSection id: String) -> String? {
+        guard let key = interner.lookup(id), let section = section(key: key) else { return nil }
+        return section.items.elementIfPresent(at: index)?.value.id
+    }
+
+    /// The id of the section a top-level item `id` is in, or `nil` when no top-level item has that id.
+    ///
+    /// - Complexity: O(log *n*).
+    public func sectionOfTopLevelItem(_ id: String) -> String? {
+        guard let key = interner.lookup(id), let location = itemIndex.value(for: key), !location.isChild,
+            let section = section(key: location.container)
+        else { return nil }
+        return section.id
+    }
+
+    /// An item's document (`{"id","type","data"}`, without its children), or `nil` when no item has that id.
+    ///
+    /// - Complexity: O(*d* log *n*) for an item at depth *d*, and the document's size to parse it.
+    public func itemDocument(_ id: String) -> JSONValue? {
+        guard let key = interner.lookup(id), let item = item(key: key) else { return nil }
+        return try? JSONParser(keepsNumberText: true).parse(item.encoded)
+    }
+}

@@ -1,0 +1,227 @@
+import Logging
+import QuireCore
+import Synchronization
+
+/// The follower's stream: pgoutput messages read from the slot, each transaction gathered from its Begin to its
+/// Commit, then applied as one write per list it touches with its commit's end as the source's position, and that
+/// position told to the slot once the store holds it.
+struct SourceStream {
+    let follower: SourceFollower
+    let replication: ReplicationConnection
+    let database: AppDatabase
+    private(set) var mapping: RowMapping
+    let table: SourceCatalog.Table
+    let index: RowIndex
+    /// The end of the last transaction the store holds.
+    private(set) var applied: LSN
+
+    /// The changes of the transaction being read, and its Begin.
+    private var begin: PgOutput.Begin?
+    private var changes: [PgOutput.Message] = []
+    /// The OID of the source's table in the stream, once a Relation message named it.
+    private var relationID: UInt32?
+    private var lastStatus = ContinuousClock.now
+
+    init(
+        follower: SourceFollower, replication: ReplicationConnection, database: AppDatabase, mapping: RowMapping,
+        table: SourceCatalog.Table, index: RowIndex, applied: LSN
+    ) {
+        self.follower = follower
+        self.replication = replication
+        self.database = database
+        self.mapping = mapping
+        self.table = table
+        self.index = index
+        self.applied = applied
+    }
+
+    mutating func run() throws {
+        measure()
+        while !follower.isStopping {
+            if let message = try replication.readMessage(timeout: SourceFollower.readTimeout) {
+                switch message {
+                case .keepalive(let keepalive):
+                    note(server: keepalive.end)
+                    if keepalive.replyRequested { try sendStatus() }
+                case .xLogData(let data):
+                    note(server: data.end)
+                    try handle(try PgOutput.Message(decoding: data.payload))
+                }
+            }
+            if ContinuousClock.now - lastStatus >= SourceFollower.statusInterval {
+                try sendStatus()
+                measure()
+            }
+        }
+        try? replication.stopReplication()
+    }
+
+    private func note(server position: LSN) {
+        follower.statistics.serverPosition.store(
+            max(position.rawValue, follower.statistics.serverPosition.load(ordering: .relaxed)), ordering: .relaxed)
+    }
+
+    private mutating func sendStatus() throws {
+        try replication.sendStatus(StandbyStatusUpdate(flushed: applied))
+        lastStatus = .now
+    }
+
+    /// The log the slot keeps, and the database's end of log (for the lag when the stream is idle).
+    private func measure() {
+        guard let positions = try? database.logPositions() else { return }
+        note(server: positions.current)
+        if let retained = positions.retainedBytes {
+            follower.statistics.retainedBytes.store(retained, ordering: .relaxed)
+        }
+    }
+
+    private mutating func handle(_ message: PgOutput.Message) throws {
+        switch message {
+        case .begin(let begin):
+            self.begin = begin
+            changes = []
+        case .relation(let relation):
+            guard relation.namespace == mapping.source.table.schema, relation.name == mapping.source.table.name else {
+                return
+            }
+            relationID = relation.id
+            let columns = relation.columns.map {
+                SourceRelation.Column(name: $0.name, type: PostgresType(oid: $0.typeOID))
+            }
+            // A schema change: the mapping made again (a column the source names dropped stops the source).
+            mapping = try RowMapping(
+                source: mapping.source, relation: SourceRelation(columns: columns, primaryKey: table.primaryKey),
+                limits: mapping.limits)
+        case .insert, .update, .delete, .truncate:
+            changes.append(message)
+        case .commit(let commit):
+            defer {
+                begin = nil
+                changes = []
+            }
+            // A transaction the store holds already (the slot had not heard of it before a restart).
+            guard commit.endLSN > applied else { return }
+            try apply(commit)
+        case .origin, .type, .message:
+            return
+        }
+    }
+
+    /// The transaction gathered, committed as one write per list with its position; then the slot is told.
+    private mutating func apply(_ commit: PgOutput.Commit) throws {
+        let mapping = self.mapping
+        var transaction = SourceTransaction(
+            source: mapping.source.name, index: index, limits: mapping.limits,
+            sectionKey: { mapping.sectionKey(ofSection: $0) },
+            current: { [writer = follower.writer] in try writer.version(of: $0) })
+        for change in changes { try apply(change, to: &transaction) }
+        let outcomes = follower.writer.commit(
+            transaction.writes(), progress: transaction.progress(position: commit.endLSN.rawValue))
+        for outcome in outcomes {
+            if case .failure(let error) = outcome { throw SourceWriteFailed(error: error) }
+        }
+        transaction.apply(to: index)
+        applied = commit.endLSN
+        let statistics = follower.statistics
+        statistics.appliedPosition.store(applied.rawValue, ordering: .relaxed)
+        statistics.transactions.add(1, ordering: .relaxed)
+        statistics.count(transaction.rowCounts)
+        statistics.record(
+            commitToApply: PostgresTimestamp.now().secondsSinceUnixEpoch - commit.commitTime.secondsSinceUnixEpoch)
+        if ContinuousClock.now - lastStatus >= .milliseconds(100) { try sendStatus() }
+    }
+
+    /// One row change applied to the transaction.
+    private func apply(_ change: PgOutput.Message, to transaction: inout SourceTransaction) throws {
+        switch change {
+        case .insert(let insert):
+            guard insert.relationID == relationID else { return }
+            let row = texts(of: insert.new, unchangedFrom: nil)
+            try place(row, tuple: insert.new, replacing: nil, in: &transaction)
+        case .update(let update):
+            guard update.relationID == relationID else { return }
+            let newID = mapping.itemID(of: texts(of: update.new, unchangedFrom: nil))
+            let oldID = update.old.map { mapping.itemID(of: texts(of: $0.tuple, unchangedFrom: nil)) } ?? newID
+            guard case .success(let id) = oldID else { return skip(oldID) }
+            let old = transaction.place(of: id)
+            let row = texts(of: update.new, unchangedFrom: old)
+            try place(row, tuple: update.new, replacing: old.map { (id, $0) }, in: &transaction)
+        case .delete(let delete):
+            guard delete.relationID == relationID else { return }
+            guard case .success(let id) = mapping.itemID(of: texts(of: delete.old.tuple, unchangedFrom: nil)),
+                let old = transaction.place(of: id)
+            else { return }
+            try transaction.delete(id, at: old)
+        case .truncate(let truncate):
+            guard let relationID, truncate.relationIDs.contains(relationID) else { return }
+            try transaction.truncate()
+        default:
+            return
+        }
+    }
+
+    /// A row's new values placed: inserted, or the update of the row at `old`; a row the lists' limits refuse is
+    /// counted and left out (and removed from where it was).
+    private func place(
+        _ row: [String?], tuple: PgOutput.Tuple, replacing old: (id: String, place: RowPlace)?,
+        in transaction: inout SourceTransaction
+    ) throws {
+        switch mapping.terms(of: row) {
+        case .failure(let skipped):
+            skip(Result<String, SkippedRow>.failure(skipped))
+            if let old { try transaction.delete(old.id, at: old.place, counted: false) }
+        case .success(var terms):
+            terms = try keepingUnchanged(terms, tuple: tuple, held: old, in: &transaction)
+            let place = mapping.place(of: row, terms: terms)
+            let recorded = mapping.recorded(place)
+            if let old {
+                try transaction.update(from: old.place, oldID: old.id, to: terms, place: place, recorded: recorded)
+            } else {
+                try transaction.insert(terms, place: place, recorded: recorded)
+            }
+        }
+    }
+
+    private func skip(_ outcome: Result<String, SkippedRow>) {
+        guard case .failure(let skipped) = outcome else { return }
+        follower.statistics.skipped.add(1, ordering: .relaxed)
+        follower.logger.warning("\(skipped.description)")
+    }
+
+    /// The values of a tuple as text; an unchanged TOASTed value of a placing column from the row's place.
+    private func texts(of tuple: PgOutput.Tuple, unchangedFrom old: RowPlace?) -> [String?] {
+        var row = [String?](repeating: nil, count: mapping.rowWidth)
+        for (position, value) in tuple.values.enumerated() where position < row.count {
+            switch value {
+            case .text: row[position] = value.string
+            case .unchangedToast: row[position] = nil
+            case .null, .binary: row[position] = nil
+            }
+        }
+        if let old {
+            for (name, position) in mapping.placingColumns where position < tuple.count {
+                if case .unchangedToast = tuple[position], let value = old.values[name] { row[position] = value }
+            }
+        }
+        return row
+    }
+
+    /// `terms` with each `data` value the update left unchanged (a TOASTed value the log does not repeat) taken from
+    /// the item held.
+    private func keepingUnchanged(
+        _ terms: RowTerms, tuple: PgOutput.Tuple, held old: (id: String, place: RowPlace)?,
+        in transaction: inout SourceTransaction
+    ) throws -> RowTerms {
+        guard let old else { return terms }
+        let unchanged = mapping.dataColumns.filter { column in
+            column.index < tuple.count && tuple[column.index] == .unchangedToast
+        }
+        guard !unchanged.isEmpty, case .object(var data) = terms.item.data,
+            case .object(let heldData)? = try transaction.heldItem(old.id, in: old.place.list)?["data"]
+        else { return terms }
+        for column in unchanged { data[column.name] = heldData[column.name] ?? .null }
+        return RowTerms(
+            list: terms.list, item: SourceItem(id: terms.item.id, type: terms.item.type, data: .object(data)),
+            section: terms.section, itemKey: terms.itemKey, sectionKey: terms.sectionKey)
+    }
+}

@@ -1,0 +1,294 @@
+import QuireCore
+
+/// The places of a source's rows, by item id, as the store holds them: kept by the follower's thread alone.
+final class RowIndex {
+    var places: [String: RowPlace] = [:]
+    /// The lists that hold at least one row, with how many.
+    var lists: [String: Int] = [:]
+
+    func set(_ id: String, _ place: RowPlace?) {
+        if let old = places[id] {
+            lists[old.list, default: 1] -= 1
+            if lists[old.list] == 0 { lists[old.list] = nil }
+        }
+        places[id] = place
+        if let place { lists[place.list, default: 0] += 1 }
+    }
+
+    func removeAll() {
+        places = [:]
+        lists = [:]
+    }
+}
+
+/// One transaction of a source's table (or a part of its first copy) turned into one write per list it touches:
+/// each row change becomes ops on that list's version as the transaction has made it so far, placed by binary
+/// search among the rows placed before it (their keys from the ``RowIndex``, overlaid with this transaction's).
+///
+/// Nothing is changed outside until the writes are committed: ``writes`` and ``progress`` are committed together,
+/// then ``apply(to:)`` updates the index.
+struct SourceTransaction {
+    let source: String
+    let index: RowIndex
+    let limits: ListLimits
+    /// Reads a list's version before the transaction (the registry's, loaded when needed).
+    let current: (String) throws -> ListVersion?
+    /// The place of a section among its list's sections, from its id (``RowMapping/sectionKey(ofSection:)``).
+    let sectionKey: (String) -> SectionOrderKey
+
+    private struct Working {
+        var version: ListVersion
+        let isNew: Bool
+        var ops: [JSONValue] = []
+    }
+
+    private var lists: [String: Working] = [:]
+    private var listOrder: [String] = []
+    /// This transaction's places, over the index's (`nil`: the row is gone).
+    private var placed: [String: RowPlace?] = [:]
+    private var placedOrder: [String] = []
+    private var recorded: [String: String?] = [:]
+    /// Every row of the source was removed first (a `TRUNCATE`).
+    private(set) var truncated = false
+    /// Row changes applied, by kind (`insert`, `update`, `delete`).
+    private(set) var rowCounts: [String: Int] = [:]
+
+    init(
+        source: String, index: RowIndex, limits: ListLimits, sectionKey: @escaping (String) -> SectionOrderKey,
+        current: @escaping (String) throws -> ListVersion?
+    ) {
+        self.source = source
+        self.index = index
+        self.limits = limits
+        self.sectionKey = sectionKey
+        self.current = current
+    }
+
+    var isEmpty: Bool { listOrder.isEmpty && placed.isEmpty && !truncated }
+
+    // MARK: - Rows
+
+    /// The place of row `id` as of this transaction.
+    func place(of id: String) -> RowPlace? {
+        if let overlaid = placed[id] { return overlaid }
+        return truncated ? nil : index.places[id]
+    }
+
+    /// A row inserted (or an update of a row not placed before: its place is made anew).
+    mutating func insert(_ terms: RowTerms, place: RowPlace, recorded text: String) throws {
+        try add(terms, place: place)
+        note(terms.item.id, place, recorded: text)
+        rowCounts["insert", default: 0] += 1
+    }
+
+    /// A row updated: moved within its list, between lists, or changed where it is.
+    mutating func update(
+        from old: RowPlace, oldID: String, to terms: RowTerms, place: RowPlace, recorded text: String
+    ) throws {
+        rowCounts["update", default: 0] += 1
+        if old.list != terms.list || oldID != terms.item.id {
+            try remove(oldID, at: old)
+            note(oldID, nil, recorded: nil)
+            try add(terms, place: place)
+            note(terms.item.id, place, recorded: text)
+            return
+        }
+        if old.section != terms.section.id || old.key != terms.itemKey {
+            try move(oldID, from: old, to: terms)
+        }
+        try apply(["op": "updateItems", "items": [terms.item.json]], to: terms.list)
+        note(oldID, place, recorded: text)
+    }
+
+    /// A row deleted, or left out of the lists after an update (its new values break the lists' limits).
+    mutating func delete(_ id: String, at old: RowPlace, counted: Bool = true) throws {
+        if counted { rowCounts["delete", default: 0] += 1 }
+        try remove(id, at: old)
+        note(id, nil, recorded: nil)
+    }
+
+    /// `TRUNCATE`: every list of the source emptied (each stays, at a new version).
+    mutating func truncate() throws {
+        var emptied = Set(index.lists.keys)
+        for (_, place) in placed { if let place { emptied.insert(place.list) } }
+        for list in emptied.sorted() {
+            var working = try self.working(list)
+            let sections = (0..<working.version.sectionCount).map {
+                JSONValue.string(working.version.sectionID(at: $0))
+            }
+            guard !sections.isEmpty else { continue }
+            let op: JSONValue = ["op": "removeSections", "ids": .array(sections)]
+            working.version = try Self.applying(op, to: working.version, limits: limits)
+            working.ops.append(op)
+            lists[list] = working
+        }
+        truncated = true
+        placed = [:]
+        placedOrder = []
+        recorded = [:]
+    }
+
+    /// The document of item `id` in `list` as this transaction has made it so far (for the values an update left
+    /// unchanged).
+    mutating func heldItem(_ id: String, in list: String) throws -> JSONValue? {
+        try working(list).version.itemDocument(id)
+    }
+
+    // MARK: - What is committed
+
+    /// One write per list touched, in the order first touched: ops on a list that existed, the whole content of one
+    /// the transaction creates.
+    func writes() -> [ListRegistry.QueuedWrite] {
+        listOrder.compactMap { name -> ListRegistry.QueuedWrite? in
+            guard let working = lists[name], !working.ops.isEmpty else { return nil }
+            if working.isNew {
+                let document = (try? JSONParser(keepsNumberText: true).parse(working.version.documentBytes)) ?? .null
+                return ListRegistry.QueuedWrite(name, write: .replace(document))
+            }
+            return ListRegistry.QueuedWrite(name, mustExist: true, write: .ops(["ops": .array(working.ops)]))
+        }
+    }
+
+    /// The rows' places to record with the writes, through log position `position` (`nil`: a copy under way).
+    func progress(position: UInt64?) -> SourceProgress {
+        SourceProgress(
+            source: source, position: position, replacesRows: truncated,
+            rows: placedOrder.map { SourceProgress.Row(id: $0, place: recorded[$0] ?? nil) })
+    }
+
+    /// Once the writes are committed: the index holds this transaction's places.
+    func apply(to index: RowIndex) {
+        if truncated { index.removeAll() }
+        for id in placedOrder { index.set(id, placed[id] ?? nil) }
+    }
+
+    // MARK: - Ops
+
+    private mutating func note(_ id: String, _ place: RowPlace?, recorded text: String?) {
+        placed[id] = .some(place)
+        // `placed` may hold the row already (an insert places it before its op): `recorded` says if it is noted.
+        if recorded.updateValue(text, forKey: id) == nil { placedOrder.append(id) }
+    }
+
+    private mutating func working(_ list: String) throws -> Working {
+        if let working = lists[list] { return working }
+        let version = try current(list)
+        listOrder.append(list)
+        let working = Working(version: version ?? .empty(limits: limits), isNew: version == nil)
+        lists[list] = working
+        return working
+    }
+
+    private mutating func apply(_ op: JSONValue, to list: String) throws {
+        var working = try self.working(list)
+        working.version = try Self.applying(op, to: working.version, limits: limits)
+        working.ops.append(op)
+        lists[list] = working
+    }
+
+    private static func applying(_ op: JSONValue, to version: ListVersion, limits: ListLimits) throws -> ListVersion {
+        try ListWrite.ops(["ops": [op]]).apply(to: version, limits: limits)
+    }
+
+    /// Inserts the row's item where its keys put it, its section first when the list lacks it.
+    private mutating func add(_ terms: RowTerms, place: RowPlace) throws {
+        let version = try working(terms.list).version
+        let section = terms.section.id
+        // The new row's place is known before its op: later rows of the transaction compare with it.
+        placed[terms.item.id] = place
+        guard version.containsSection(section) else {
+            let op = sectionAnchor(for: terms.sectionKey, in: version).adding(
+                to: ["op": "insertSections", "sections": [terms.section.json(items: [terms.item])]])
+            try apply(op, to: terms.list)
+            return
+        }
+        let op = itemAnchor(for: terms.itemKey, in: section, of: version, excluding: terms.item.id).adding(
+            to: ["op": "insertItems", "section": .string(section), "items": [terms.item.json]])
+        try apply(op, to: terms.list)
+    }
+
+    /// Moves a row's item to where its new keys put it (into a section made for it when the list lacks it); removes
+    /// the section it leaves when it was the last there.
+    private mutating func move(_ id: String, from old: RowPlace, to terms: RowTerms) throws {
+        var version = try working(terms.list).version
+        let section = terms.section.id
+        if !version.containsSection(section) {
+            let op = sectionAnchor(for: terms.sectionKey, in: version).adding(
+                to: ["op": "insertSections", "sections": [terms.section.json(items: [])]])
+            try apply(op, to: terms.list)
+            version = try working(terms.list).version
+        }
+        let op = itemAnchor(for: terms.itemKey, in: section, of: version, excluding: id).adding(
+            to: ["op": "moveItem", "id": .string(id), "section": .string(section)])
+        try apply(op, to: terms.list)
+        if old.section != section, try working(terms.list).version.topLevelItemCount(inSection: old.section) == 0 {
+            try apply(["op": "removeSections", "ids": [.string(old.section)]], to: terms.list)
+        }
+    }
+
+    /// Removes a row's item, and its section when it was the last there.
+    private mutating func remove(_ id: String, at old: RowPlace) throws {
+        let version = try working(old.list).version
+        guard let section = version.sectionOfTopLevelItem(id) else { return }
+        if version.topLevelItemCount(inSection: section) == 1 {
+            try apply(["op": "removeSections", "ids": [.string(section)]], to: old.list)
+        } else {
+            try apply(["op": "removeItems", "ids": [.string(id)]], to: old.list)
+        }
+    }
+
+    // MARK: - Places by binary search
+
+    private enum Anchor {
+        case before(String)
+        case after(String)
+        case end
+
+        /// `members` with this anchor's member (`before` or `after`) added.
+        func adding(to members: [String: JSONValue]) -> JSONValue {
+            var members = members
+            switch self {
+            case .before(let id): members["before"] = .string(id)
+            case .after(let id): members["after"] = .string(id)
+            case .end: break
+            }
+            return .object(members)
+        }
+    }
+
+    /// Where an item of key `key` goes among the items of `section` other than `excluded`: before the first whose
+    /// key is greater, else after the last.
+    private func itemAnchor(
+        for key: ItemOrderKey, in section: String, of version: ListVersion, excluding excluded: String
+    )
+        -> Anchor
+    {
+        let count = version.topLevelItemCount(inSection: section) ?? 0
+        // The items other than `excluded`, by index: positions at and after its own shift by one.
+        let own = (0..<count).firstIndex { version.topLevelItemID(at: $0, inSection: section) == excluded }
+        let others = own == nil ? count : count - 1
+        func id(_ position: Int) -> String {
+            let real = own.map { position >= $0 ? position + 1 : position } ?? position
+            return version.topLevelItemID(at: real, inSection: section)!
+        }
+        var low = 0
+        var high = others
+        while low < high {
+            let middle = (low + high) / 2
+            if let other = place(of: id(middle)), other.key < key { low = middle + 1 } else { high = middle }
+        }
+        if low < others { return .before(id(low)) }
+        return others > 0 ? .after(id(others - 1)) : .end
+    }
+
+    /// Where a new section of key `key` goes: before the first section whose key is greater, else at the end.
+    private func sectionAnchor(for key: SectionOrderKey, in version: ListVersion) -> Anchor {
+        var low = 0
+        var high = version.sectionCount
+        while low < high {
+            let middle = (low + high) / 2
+            if sectionKey(version.sectionID(at: middle)) < key { low = middle + 1 } else { high = middle }
+        }
+        return low < version.sectionCount ? .before(version.sectionID(at: low)) : .end
+    }
+}

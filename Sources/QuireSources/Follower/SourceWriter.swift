@@ -1,0 +1,19 @@
+public import QuireCore
+
+/// Where a source's follower writes: the service's write path (the same one HTTP writes enter), which commits a
+/// transaction's writes with the source's progress in one transaction of the store.
+public protocol SourceWriter: Sendable {
+    /// The current version of `list` (loaded from the store when it is not held), `nil` when it does not exist.
+    func version(of list: String) throws -> ListVersion?
+
+    /// Commits `writes` and `progress` together (``ListRegistry/write(together:progress:)``), on the calling thread;
+    /// each write's outcome, in order.
+    func commit(_ writes: [ListRegistry.QueuedWrite], progress: SourceProgress)
+        -> [Result<ListRegistry.Commit, ListRegistry.WriteError>]
+
+    /// What the store holds of `source`.
+    func state(of source: String) throws -> SourceState
+
+    /// Forgets what the store holds of `source`.
+    func forget(_ source: String) throws
+}
