@@ -258,7 +258,7 @@ final class ServiceMetrics: RequestObserver {
 
     func requestDidFinish(
         _ request: Request, route: RouteLabel, response: Response, since start: MonotonicInstant,
-        subject: String?
+        subject: String?, trace: TraceID
     ) {
         let elapsed = MonotonicInstant.now.nanoseconds(since: start)
         let status = response.status
@@ -269,7 +269,8 @@ final class ServiceMetrics: RequestObserver {
         accessLog?.record(
             AccessRecord(
                 method: request.method, route: route.pattern, status: status, elapsedNanoseconds: elapsed,
-                bytes: response.body.count, requestID: request.requestID, subject: subject))
+                bytes: response.body.count, requestID: request.requestID, subject: subject,
+                traceID: trace))
     }
 
     /// The series of a route, method and status, kept by the route: found without hashing (method labels are the
