@@ -1,5 +1,6 @@
 import Foundation
 import QuireCore
+import QuireHTTP
 import QuireStore
 import QuireTesting
 import Testing
