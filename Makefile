@@ -9,7 +9,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test monitoring-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
@@ -62,9 +62,10 @@ cluster-down:
 	scripts/local/cluster down
 
 ## Every test: the format and the house rules, unit, property and loopback-HTTP tests, the documentation, then in
-## two lanes at once (scripts/test/test-all) schemathesis, the README's curl tour, the wire checks, the generated Swift
-## and Python clients against a live server, the demo page in a headless browser, TLS and the cluster, beside the fuzz
-## targets (seed corpora replayed under ASan, then 5 s each). The Dockerfile check (`make check-dockerfile`, a build
+## two lanes at once (scripts/test/test-all) schemathesis, the README's curl tour, the wire checks, the alert rules
+## and the dashboard (scripts/test/check-monitoring), the generated Swift and Python clients against a live server,
+## the demo page in a headless browser, TLS and the cluster, beside the fuzz targets (seed corpora replayed under
+## ASan, then 5 s each). The Dockerfile check (`make check-dockerfile`, a build
 ## from scratch) runs in CI after it (.ci/run).
 test: deps
 	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test/test-all
@@ -91,6 +92,12 @@ readme-test: deps
 wire-test: deps
 	$(SWIFT) build --product quire
 	scripts/test/wire-test
+
+## The alert and recording rules (deploy/prometheus: promtool check and test rules) and the Grafana dashboard
+## (deploy/grafana/quire.json: every query parses), each naming only metrics a live quire exports.
+monitoring-test: deps
+	$(SWIFT) build --product quire
+	QUIRE_BINARY=$$($(SWIFT) build --show-bin-path)/quire scripts/test/check-monitoring
 
 ## The clients swift-openapi-generator and openapi-python-client make from openapi.yaml: no generator warning,
 ## and a session loop through each against a live server, every answer typed and encoded back to its JSON.

@@ -62,6 +62,11 @@ final class Journal: Sendable {
     /// Entries held.
     var count: Int { state.withLock { $0.count } }
 
+    /// Entries held and their bytes, read together.
+    var held: StoreBacklog {
+        state.withLock { StoreBacklog(entries: $0.count, bytes: $0.bytes, limit: limits.entries) }
+    }
+
     /// Whether the entries held reach the limit of their count or of their bytes (``Limits``).
     var isDue: Bool {
         state.withLock { $0.count > 0 && ($0.count >= limits.entries || $0.bytes >= limits.bytes) }

@@ -194,6 +194,9 @@ public final class SQLiteListStore: ListStore {
     /// for tests and diagnostics.
     public var journaledWrites: Int { journalEntries.count }
 
+    /// The journal's entries not yet applied: what `/metrics` shows as the journal's backlog.
+    public var backlog: StoreBacklog? { journalEntries.held }
+
     /// The total number of changes (rows inserted, updated or deleted) since the store was opened,
     /// SQLite's `total_changes()`: tests use it to check that small writes write little.
     public func totalChanges() throws -> Int {

@@ -70,7 +70,8 @@ struct LogLineTests {
 struct BufferedAccessLogTests {
     static let record = AccessRecord(
         method: "GET", route: "/v1/lists/{list}", status: 200, elapsed: .microseconds(1_234), bytes: 512,
-        requestID: "abc-1", subject: "user \"7\"\n")
+        requestID: "abc-1", subject: "user \"7\"\n",
+        traceID: TraceID(high: 0x4bf9_2f35_77b3_4da6, low: 0x0a3c_e929_d0e0_e473))
     static let second = (local: "2026-11-21T17:00:59+0100", utc: "2026-11-21T17:00:59")
 
     @Test("a line equals what LineLogHandler writes for the same fields", arguments: LogFormat.allCases)
@@ -81,7 +82,7 @@ struct BufferedAccessLogTests {
         log.append(Self.record, second: Self.second, millisecond: 7, to: &line)
         var metadata: Logger.Metadata = [
             "method": "GET", "route": "/v1/lists/{list}", "status": "200", "duration_ms": "1.234", "bytes": "512",
-            "request_id": "abc-1",
+            "request_id": "abc-1", "trace_id": "4bf92f3577b34da60a3ce929d0e0e473",
         ]
         if format == .json { metadata["subject"] = "user \"7\"\n" } else { metadata["subject"] = "user \"7\"?" }
         #expect(String(decoding: line, as: UTF8.self) == Self.handlerLine(format, metadata, millisecond: "007"))
@@ -140,6 +141,7 @@ struct BufferedAccessLogTests {
             "bytes": "\(record.bytes)", "request_id": "\(field(record.requestID))",
         ]
         if let subject = record.subject { metadata["subject"] = "\(field(subject))" }
+        if !record.traceID.isNone { metadata["trace_id"] = "\(record.traceID.text)" }
         #expect(String(decoding: line, as: UTF8.self) == Self.handlerLine(format, metadata, millisecond: "042"))
     }
 

@@ -153,3 +153,21 @@ extension Problem {
             extensions: [Extension("requestId", .string(requestID))])
     }
 }
+
+extension Problem {
+    /// `response` with its problem document naming `trace` in a `traceId` member, for a `5xx`: the person who
+    /// reads the client's report finds the request in the proxy's log and Quire's by it. Any other response is
+    /// returned as it is. The member goes before the document's closing brace: the document is made already, and
+    /// a `5xx` is rare enough that the copy costs nothing that matters.
+    static func naming(_ trace: TraceID, in response: Response) -> Response {
+        guard !trace.isNone, response.headers["Content-Type"] == "application/problem+json",
+            response.body.last == UInt8(ascii: "}"), response.body.count > 2
+        else { return response }
+        var traced = response
+        traced.body.removeLast()
+        traced.body += #","traceId":""#.utf8
+        traced.body += trace.text.utf8
+        traced.body += #""}"#.utf8
+        return traced
+    }
+}

@@ -21,19 +21,21 @@ public struct AccessRecord: Sendable {
     public var requestID: String
     /// The subject of the caller's token, if it had one.
     public var subject: String?
+    /// The request's trace id (``TraceContext``): the line's `trace_id`, left out when ``TraceID/none``.
+    public var traceID: TraceID
 
     public init(
         method: String, route: String, status: Int, elapsed: Duration, bytes: Int, requestID: String,
-        subject: String? = nil
+        subject: String? = nil, traceID: TraceID = .none
     ) {
         self.init(
             method: method, route: route, status: status, elapsedNanoseconds: elapsed.nanoseconds, bytes: bytes,
-            requestID: requestID, subject: subject)
+            requestID: requestID, subject: subject, traceID: traceID)
     }
 
     init(
         method: String, route: String, status: Int, elapsedNanoseconds: Int64, bytes: Int, requestID: String,
-        subject: String?
+        subject: String?, traceID: TraceID
     ) {
         self.method = method
         self.route = route
@@ -42,6 +44,7 @@ public struct AccessRecord: Sendable {
         self.bytes = bytes
         self.requestID = requestID
         self.subject = subject
+        self.traceID = traceID
     }
 }
 
@@ -76,6 +79,7 @@ public final class LoggerAccessLog: AccessLog {
                     "request_id": "\(record.requestID)",
                 ]
                 if let subject = record.subject { metadata["subject"] = "\(subject)" }
+                if !record.traceID.isNone { metadata["trace_id"] = "\(record.traceID.text)" }
                 return metadata
             }())
     }
@@ -237,7 +241,7 @@ public final class BufferedAccessLog: AccessLog {
     }
 
     /// One line, newline included, in the format of `LineLogHandler` for these fields (metadata keys in
-    /// order: bytes, duration_ms, log, method, request_id, route, status, subject).
+    /// order: bytes, duration_ms, log, method, request_id, route, status, subject, trace_id).
     func append(_ record: AccessRecord, second: (local: String, utc: String), millisecond: Int, to line: inout [UInt8])
     {
         line += head(of: second)
@@ -264,11 +268,11 @@ public final class BufferedAccessLog: AccessLog {
             Self.bounded(record.method), Self.bounded(record.requestID), Self.bounded(record.route)
         )
         let subject = record.subject.map(Self.bounded)
-        // Bytes of the fixed text (text ~100, JSON ~150), of three numbers (20 digits at most each), and of the
-        // values, each byte escaped at worst into six.
+        // Bytes of the fixed text (text ~120, JSON ~170), of three numbers (20 digits at most each), of the trace
+        // id (32), and of the values, each byte escaped at worst into six.
         let expansion = format == .json ? 6 : 1
         let values = method.utf8.count + id.utf8.count + route.utf8.count + (subject?.utf8.count ?? 0)
-        let longest = 200 + 20 * 3 + expansion * (label.utf8.count + values)
+        let longest = 220 + 20 * 3 + 32 + expansion * (label.utf8.count + values)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: longest) { buffer in
             var line = LineWriter(buffer.baseAddress!)
             switch format {
@@ -289,6 +293,10 @@ public final class BufferedAccessLog: AccessLog {
                     line.append(" subject=")
                     line.appendPlain(subject)
                 }
+                if !record.traceID.isNone {
+                    line.append(" trace_id=")
+                    line.appendHex(record.traceID)
+                }
                 line.append(" [QuireAPI] request\n")
             case .json:
                 line.appendThreeDigits(millisecond)
@@ -308,6 +316,11 @@ public final class BufferedAccessLog: AccessLog {
                 if let subject {
                     line.append(#","subject":"#)
                     line.appendJSONString(subject)
+                }
+                if !record.traceID.isNone {
+                    line.append(#","trace_id":""#)
+                    line.appendHex(record.traceID)
+                    line.append(UInt8(ascii: "\""))
                 }
                 line.append("}\n")
             }
@@ -378,6 +391,13 @@ struct LineWriter {
             rest /= 10
         } while rest > 0
         end += digits
+    }
+
+    /// A trace id's 32 hex digits.
+    mutating func appendHex(_ trace: TraceID) {
+        TraceID.writeHex(trace.high, into: end)
+        TraceID.writeHex(trace.low, into: end + 16)
+        end += 32
     }
 
     /// `value` (0 to 999) as three digits.

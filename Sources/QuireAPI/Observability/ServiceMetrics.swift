@@ -85,6 +85,12 @@ final class ServiceMetrics: RequestObserver {
     /// Loads of a list from the store.
     private let listLoads: DurationHistogram
     private let lists: Gauge
+    /// The store's backlog and the write lanes' queue.
+    private let storeGauges: StoreGauges
+    /// The configured bounds the gauges above are read against (so that an alert or a dashboard compares each to
+    /// its own limit): `lists.memoryBytes`, `sessions.capacity`, `longPoll.maxWaiters`, `events.maxStreams`,
+    /// `server.connectionLimit`, and the SQLite journal's `storage.journalWrites`.
+    private let limits: [(Gauge, @Sendable (APIContext) -> Int)]
     private let items: Gauge
     private let listBytes: Gauge
     private let loads: Counter
@@ -137,6 +143,8 @@ final class ServiceMetrics: RequestObserver {
                 "quire_list_load_seconds", "Time to load one list from the store into memory, in seconds."),
             buckets: Self.seconds)
         lists = registry.makeGauge(descriptor: Self.name("quire_lists_resident", "Lists held in memory."))
+        limits = Self.limitGauges(in: registry)
+        storeGauges = StoreGauges(in: registry)
         items = registry.makeGauge(
             descriptor: Self.name("quire_items_resident", "Items of the lists held in memory, children included."))
         listBytes = registry.makeGauge(
@@ -218,6 +226,42 @@ final class ServiceMetrics: RequestObserver {
         framingRefusals = Self.framingRefusalCounters(in: registry)
     }
 
+    /// The gauges of the configured bounds, each with how to read its bound (0: none).
+    private static func limitGauges(
+        in registry: PrometheusCollectorRegistry
+    ) -> [(Gauge, @Sendable (APIContext) -> Int)] {
+        let bounds: [(String, String, @Sendable (APIContext) -> Int)] = [
+            (
+                "quire_lists_memory_budget_bytes",
+                "lists.memoryBytes: the bound of quire_lists_resident_bytes (0: none).",
+                { $0.configuration.lists.memoryBytes }
+            ),
+            (
+                "quire_sessions_capacity",
+                "sessions.capacity: sessions kept before the least recently used is evicted.",
+                { $0.configuration.sessions.capacity }
+            ),
+            (
+                "quire_long_polls_limit", "longPoll.maxWaiters: long polls waiting at once; more get 503.",
+                { $0.configuration.longPolls.maxWaiters }
+            ),
+            (
+                "quire_event_streams_limit", "events.maxStreams: event streams open at once; more get 503.",
+                { $0.configuration.events.maxStreams }
+            ),
+            (
+                "quire_http_connections_limit", "server.connectionLimit: connections open at once; more are refused.",
+                { $0.configuration.http.connectionLimit }
+            ),
+            (
+                "quire_store_journal_limit_entries",
+                "storage.journalWrites: journaled writes past which a commit applies the oldest (0 for other stores).",
+                { $0.registry.store.backlog?.limit ?? 0 }
+            ),
+        ]
+        return bounds.map { name, help, read in (registry.makeGauge(descriptor: Self.name(name, help)), read) }
+    }
+
     /// The series of `quire_auth_denials_total`, one per reason.
     private static func denialCounters(in registry: PrometheusCollectorRegistry) -> [DenialReason: Counter] {
         Dictionary(
@@ -258,7 +302,7 @@ final class ServiceMetrics: RequestObserver {
 
     func requestDidFinish(
         _ request: Request, route: RouteLabel, response: Response, since start: MonotonicInstant,
-        subject: String?
+        subject: String?, trace: TraceID
     ) {
         let elapsed = MonotonicInstant.now.nanoseconds(since: start)
         let status = response.status
@@ -269,7 +313,8 @@ final class ServiceMetrics: RequestObserver {
         accessLog?.record(
             AccessRecord(
                 method: request.method, route: route.pattern, status: status, elapsedNanoseconds: elapsed,
-                bytes: response.body.count, requestID: request.requestID, subject: subject))
+                bytes: response.body.count, requestID: request.requestID, subject: subject,
+                traceID: trace))
     }
 
     /// The series of a route, method and status, kept by the route: found without hashing (method labels are the
@@ -308,6 +353,8 @@ final class ServiceMetrics: RequestObserver {
         lists.set(Int64(resident.lists))
         items.set(Int64(resident.items))
         listBytes.set(Int64(resident.bytes))
+        for (gauge, bound) in limits { gauge.set(Int64(bound(context))) }
+        storeGauges.update(context)
         views.set(Int64(context.views.count))
         sessions.set(Int64(context.sessions.count))
         waiting.set(Int64(context.longPolls.count))
@@ -374,6 +421,37 @@ final class ServiceMetrics: RequestObserver {
             }
         }
         return text
+    }
+}
+
+/// The gauges of writes not yet where they stay: the store's journal of writes not yet applied to its tables
+/// (``ListStore/backlog``; 0 for other stores), and the writes queued or running on the write lanes and the writer
+/// of batches (``WriteScheduler/offThread``).
+struct StoreGauges: Sendable {
+    let journalEntries: Gauge
+    let journalBytes: Gauge
+    let writesQueued: Gauge
+
+    init(in registry: PrometheusCollectorRegistry) {
+        func gauge(_ name: String, _ help: String) -> Gauge {
+            registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help))
+        }
+        journalEntries = gauge(
+            "quire_store_journal_entries",
+            "Writes acknowledged and journaled, not yet applied to the SQLite file's tables (0 for other stores).")
+        journalBytes = gauge(
+            "quire_store_journal_bytes", "Encoded bytes of the journaled writes not yet applied (held in memory).")
+        writesQueued = gauge(
+            "quire_store_writes_queued",
+            "Writes queued or running on the write lanes and the writer of batches (off the receiving threads).")
+    }
+
+    /// Brought up to date at a scrape.
+    func update(_ context: APIContext) {
+        let backlog = context.registry.store.backlog ?? StoreBacklog(entries: 0, bytes: 0, limit: 0)
+        journalEntries.set(Int64(backlog.entries))
+        journalBytes.set(Int64(backlog.bytes))
+        writesQueued.set(Int64(context.writes.scheduler.offThread.load(ordering: .relaxed)))
     }
 }
 

@@ -224,11 +224,13 @@ public final class RouterResponder: HTTPResponder {
     public func respond(to request: Request) -> Reply {
         // Read even without an observer (a clock read), so that no optional instant is carried.
         let start = MonotonicInstant.now
+        let trace = TraceContext.traceID(of: request)
         let routed = route(request)
         let reply: Reply
         switch routed.reply {
         case .response(let response):
-            reply = .response(cachePolicy.apply(to: response, method: request.method, route: routed.pattern))
+            let traced = response.status >= 500 ? Problem.naming(trace, in: response) : response
+            reply = .response(cachePolicy.apply(to: traced, method: request.method, route: routed.pattern))
         case .prepared(let prepared):
             assert(
                 prepared.response.headers["Cache-Control"]
@@ -236,33 +238,39 @@ public final class RouterResponder: HTTPResponder {
                         method: request.method, route: routed.pattern, status: prepared.response.status),
                 "a prepared response of \(routed.pattern) must carry its CachePolicy")
             reply = routed.reply
-        case .deferred, .stream:
-            reply = routed.reply  // answered later, or one client's stream: no-store, from the server (see CachePolicy)
+        case .deferred(let pending):
+            // Answered later: no-store, from the server (see CachePolicy); a 5xx names the trace all the same.
+            pending.adjust { $0.status >= 500 ? Problem.naming(trace, in: $0) : $0 }
+            reply = routed.reply
+        case .stream:
+            reply = routed.reply  // one client's stream: no-store, from the server (see CachePolicy)
         }
-        if let observer { observe(reply, of: request, routed: routed, since: start, by: observer) }
+        if let observer { observe(reply, of: request, routed: routed, trace: trace, since: start, by: observer) }
         return reply
     }
 
     private func observe(
-        _ reply: Reply, of request: Request, routed: Routed, since start: MonotonicInstant,
+        _ reply: Reply, of request: Request, routed: Routed, trace: TraceID, since start: MonotonicInstant,
         by observer: any RequestObserver
     ) {
         let (route, subject) = (routed.route, routed.subject)
         switch reply {
         case .response(let response):
-            observer.requestDidFinish(request, route: route, response: response, since: start, subject: subject)
+            observer.requestDidFinish(
+                request, route: route, response: response, since: start, subject: subject, trace: trace)
         case .prepared(let prepared):
             observer.requestDidFinish(
-                request, route: route, response: prepared.response, since: start, subject: subject)
+                request, route: route, response: prepared.response, since: start, subject: subject, trace: trace)
         case .deferred(let pending):
             pending.whenResolved { response in
-                observer.requestDidFinish(request, route: route, response: response, since: start, subject: subject)
+                observer.requestDidFinish(
+                    request, route: route, response: response, since: start, subject: subject, trace: trace)
             }
         case .stream(let stream):
             // Logged when it starts: a stream lasts as long as its client stays.
             observer.requestDidFinish(
                 request, route: route, response: Response(status: stream.status, headers: stream.headers),
-                since: start, subject: subject)
+                since: start, subject: subject, trace: trace)
         }
     }
 
@@ -394,12 +402,12 @@ public final class RouterResponder: HTTPResponder {
     }
 }
 
-/// Told of every request the router answered, with its route template and the subject of the caller's
-/// token (never the token): for access logs and metrics.
+/// Told of every request the router answered, with its route template, the subject of the caller's
+/// token (never the token) and its trace id (``TraceContext``): for access logs and metrics.
 public protocol RequestObserver: AnyObject, Sendable {
     func requestDidFinish(
         _ request: Request, route: RouteLabel, response: Response, since start: MonotonicInstant,
-        subject: String?)
+        subject: String?, trace: TraceID)
 }
 
 /// A route's template as its observer is told it (`/v1/lists/{list}`, or `unmatched`), with what the

@@ -111,6 +111,25 @@ public protocol ListStore: Sendable {
     /// other write under way on the thread that received it, instead of handing it to a lane and back (two
     /// thread wake-ups, a third of a lone write's time).
     var syncsLocally: Bool { get }
+
+    /// The writes acknowledged (durable) but not yet written into the store's tables: a SQLite file's journal,
+    /// which a commit applies past its limit. `nil` for a store that writes every commit where it stays.
+    var backlog: StoreBacklog? { get }
+}
+
+/// Writes a store holds durably but has not yet written where they stay (``ListStore/backlog``): the
+/// `quire_store_journal_entries`, `quire_store_journal_bytes` and `quire_store_journal_limit_entries` gauges.
+public struct StoreBacklog: Sendable, Equatable {
+    /// The writes held.
+    public var entries: Int
+    /// Their encoded bytes, held in memory as well until applied.
+    public var bytes: Int
+    /// The writes held past which a commit applies the oldest (0: every write is applied at once).
+    public var limit: Int
+
+    public init(entries: Int, bytes: Int, limit: Int) {
+        (self.entries, self.bytes, self.limit) = (entries, bytes, limit)
+    }
 }
 
 extension ListStore {
@@ -137,6 +156,8 @@ extension ListStore {
     public func sourceState(of source: String) throws -> SourceState { SourceState() }
 
     public func forgetSource(_ source: String) throws {}
+
+    public var backlog: StoreBacklog? { nil }
 
     public func commit(together commits: [ListCommit]) throws {
         for commit in commits {
@@ -271,6 +292,8 @@ extension ListStoreDecorator {
     }
 
     public var keepsLists: Bool { base.keepsLists }
+
+    public var backlog: StoreBacklog? { base.backlog }
 
     public func summaries(of selection: ListSelection, after: String?, limit: Int) throws -> [ListSummary]? {
         try base.summaries(of: selection, after: after, limit: limit)

@@ -26,6 +26,8 @@ struct DeferredStateMachine: Sendable {
     enum SuspendedAction: Equatable { case none, resumeConnection(ConnectionHandle) }
 
     private(set) var state: State = .waiting
+    /// What the responder changes in the response it gets (``adjust(_:)``).
+    private var adjustment: (@Sendable (Response) -> Response)?
 
     var isResolved: Bool {
         switch state {
@@ -60,7 +62,18 @@ struct DeferredStateMachine: Sendable {
         }
     }
 
+    /// Has `transform` change the response: the one resolved already if it is not sent yet, or the one to come.
+    /// The responder calls it before the server attaches the connection, so no response is sent unchanged.
+    mutating func adjust(_ transform: @escaping @Sendable (Response) -> Response) {
+        if case .resolvedEarly(let response) = state {
+            state = .resolvedEarly(transform(response))
+        } else {
+            adjustment = transform
+        }
+    }
+
     mutating func resolve(with response: Response) -> ResolveAction {
+        let response = adjustment?(response) ?? response
         switch state {
         case .waiting:
             state = .resolvedEarly(response)

@@ -90,6 +90,12 @@ public final class PendingResponse: Sendable {
         observer?(response)
     }
 
+    /// Has `transform` change the response this request gets, whether it was given already or is to come: for the
+    /// responder that returns this, before the server attaches it (a trace id in a `5xx` problem).
+    public func adjust(_ transform: @escaping @Sendable (Response) -> Response) {
+        machine.withLock { $0.adjust(transform) }
+    }
+
     /// `true` once a response was given or the request ended.
     public var isResolved: Bool {
         machine.withLock { $0.isResolved }

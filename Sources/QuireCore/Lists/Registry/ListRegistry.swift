@@ -35,7 +35,8 @@ public final class ListRegistry: Sendable {
     let writers = Mutex<[String: WriteLock]>([:])
     let observers = Mutex<[@Sendable (String, ListVersion?) -> Void]>([])
     private let loadObservers = Mutex<[@Sendable (Duration) -> Void]>([])
-    let store: any ListStore
+    /// Where the lists are kept (read by the service's metrics for the store's ``ListStore/backlog``).
+    public let store: any ListStore
     /// Whether a caller of ``enforceBudget()`` is evicting: one at a time.
     let evicting = Atomic<Bool>(false)
     /// The residents' `bytes`, stored under their lock by every change: read without it by ``enforceBudget()``,
