@@ -6,6 +6,7 @@ struct QuireCommand: ParsableCommand {
         abstract: "Serves sectioned lists to thin mobile clients: pages, per-client snapshots and diffs.",
         subcommands: [
             ServeCommand.self, ConfigCommand.self, HealthCommand.self, BackupCommand.self, TokenCommand.self,
+            SourcesCommand.self,
         ],
         defaultSubcommand: ServeCommand.self
     )

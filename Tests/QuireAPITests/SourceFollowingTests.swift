@@ -101,9 +101,20 @@ struct SourceFollowingTests {
         try Self.waitForModel(fixture, sql)
         #expect(try fixture.versions(["inbox-ann"])["inbox-ann"] == versions["inbox-ann"]! + 1)
 
+        // A name the template makes, with no row: an empty list at version 0, whose first row is version 1.
+        let empty = try fixture.call("GET", "/v1/lists/inbox-dan")
+        #expect(empty.status == 200)
+        #expect(try empty.object()["version"] as? Int == 0)
+        try sql.execute("INSERT INTO messages VALUES (9, 'dan', 'inbox', '2026-12-03 00:00:00+00', 'nine', NULL, 's')")
+        try Self.waitForModel(fixture, sql)
+        #expect(try fixture.page("inbox-dan")["version"] as? Int == 1)
+        let metrics = try fixture.call("GET", "/metrics").text
+        #expect(metrics.contains("quire_source_up{source=\"\(source.name)\"} 1"))
+        #expect(metrics.contains("quire_source_rows_total{source=\"\(source.name)\",op=\"insert\"} 2"))
+
         try sql.execute("TRUNCATE messages")
         try Self.waitForModel(fixture, sql)
-        for list in ["inbox-ann", "inbox-bob", "inbox-cat"] {
+        for list in ["inbox-ann", "inbox-bob", "inbox-cat", "inbox-dan"] {
             #expect(try (fixture.page(list)["sections"] as? [Any])?.isEmpty == true, "\(list) after TRUNCATE")
         }
         fixture.stop()
@@ -138,7 +149,7 @@ struct SourceFollowingTests {
             }
             model[list]![model[list]!.count - 1].append(row[2]!)
         }
-        let lists = ["inbox-ann", "inbox-bob", "inbox-cat"]
+        let lists = ["inbox-ann", "inbox-bob", "inbox-cat", "inbox-dan"]
         let deadline = Date().addingTimeInterval(20)
         var seen: [String: [[String]]] = [:]
         repeat {

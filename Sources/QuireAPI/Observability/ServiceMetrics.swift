@@ -420,6 +420,7 @@ final class ServiceMetrics: RequestObserver {
                 route.latency.write(name: Self.latencyName, route: route.pattern, into: &text)
             }
         }
+        SourceMetrics.write(context.writes.followers.withLock { $0 }, into: &text)
         return text
     }
 }

@@ -20,9 +20,10 @@ extension APIContext {
         return reads.deferredRead { [self] in
             if pinned { registry.pins.add(name) }
             defer { if pinned { registry.pins.remove(name) } }
-            let version: ListVersion?
+            var version: ListVersion?
             do {
                 version = try registry.loadedVersion(of: name)
+                if version == nil, writes.follower(of: name) != nil { version = try emptySourceList(name) }
             } catch {
                 logger.error("loading a list failed", metadata: ["list": "\(name)", "error": "\(error)"])
                 return Problem.overloaded(
@@ -33,6 +34,13 @@ extension APIContext {
             guard let version else { return Self.listNotFound(name).response }
             return answer(version)
         }
+    }
+
+    /// A list a source's template makes but no row is in yet: held empty, at version 0, in memory only (never
+    /// stored), so that pages and sessions read it as any list and receive its rows as they arrive (API.md §2b); the
+    /// first row makes version 1, which the store creates.
+    func emptySourceList(_ name: String) throws -> ListVersion? {
+        try registry.holdEmptyIfAbsent(name)
     }
 
     /// The problem of a list that does not exist: `404 list-not-found`.

@@ -100,7 +100,7 @@ extension ListRegistry {
                     guard let previous else { throw .listNotFound }
                     return .done(Commit(version: previous, created: false))
                 }
-                var next = previous == nil ? try numberedOn(built, name) : built
+                var next = previous.map { $0.version > 0 } != true ? try numberedOn(built, name) : built
                 do {
                     if let logged = try store.commit(
                         list: name, previous: previous, at: position, next: next, write: write)
@@ -232,7 +232,7 @@ extension ListRegistry {
                     } else {
                         next = try queued.write.apply(to: previous, limits: limits)
                     }
-                    if previous == nil { next = try numberedOn(next, queued.name) }
+                    if previous.map({ $0.version > 0 }) != true { next = try numberedOn(next, queued.name) }
                     commits.append(
                         ListCommit(
                             list: queued.name, previous: previous, next: next, write: queued.write, changes: changes))
@@ -279,7 +279,8 @@ extension ListRegistry {
         }
     }
 
-    /// `version`, the first of a list `name` creates, numbered on from the last version of a list of that name
+    /// `version`, the first of a list `name` creates (on none, or on the empty version 0 held for a list that exists
+    /// before its first write, ``holdEmptyIfAbsent(_:)``), numbered on from the last version of a list of that name
     /// deleted before (``ListStore/retiredVersion(of:)``), never from 1 anew.
     private func numberedOn(_ version: ListVersion, _ name: String) throws(WriteError) -> ListVersion {
         let retired: UInt64

@@ -169,6 +169,22 @@ public final class ListRegistry: Sendable {
         return loaded
     }
 
+    /// The version of `name`, loaded when not held; when the store has no such list, an empty version 0 held in
+    /// memory only (the store creates the list with its first write: see ``ListStore``): a list that exists before
+    /// its first item, as a source's lists do (API.md §2b). Not a write: nothing is stored, no observer is told.
+    ///
+    /// - Throws: the store's error when it cannot be read.
+    public func holdEmptyIfAbsent(_ name: String) throws -> ListVersion {
+        let version = try withListLock(name) { position throws -> ListVersion in
+            if let stored = try self.held(name, position: &position) { return stored }
+            let empty = ListVersion.empty(limits: limits)
+            publish(name, empty)
+            return empty
+        }
+        enforceBudget()
+        return version
+    }
+
     /// Under `name`'s lock: its version, loaded from the store when it is not held.
     func held(_ name: String, position: inout Int64) throws -> ListVersion? {
         if let held = version(of: name) { return held }
