@@ -93,6 +93,7 @@ extension Problem {
             slug: "unsupported-media-type", title: "Unsupported media type", status: 415)
         public static let invalidList = Kind(slug: "invalid-list", title: "Invalid list", status: 422)
         public static let invalidOp = Kind(slug: "invalid-op", title: "Invalid operation", status: 422)
+        public static let rateLimited = Kind(slug: "rate-limited", title: "Too many requests", status: 429)
         public static let `internal` = Kind(slug: "internal", title: "Internal error", status: 500)
         public static let overloaded = Kind(slug: "overloaded", title: "Service unavailable", status: 503)
         public static let notImplemented = Kind(slug: "not-implemented", title: "Not implemented", status: 501)
@@ -102,7 +103,7 @@ extension Problem {
             invalidJSON, invalidRequest, invalidCursor, invalidFilter, unauthorized, forbidden, notFound, listNotFound,
             sessionNotFound,
             methodNotAllowed, sinceMismatch, versionMismatch, payloadTooLarge, unsupportedMediaType,
-            invalidList, invalidOp, .internal, overloaded, notImplemented,
+            invalidList, invalidOp, rateLimited, .internal, overloaded, notImplemented,
         ]
     }
 }
