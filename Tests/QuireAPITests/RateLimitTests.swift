@@ -70,7 +70,8 @@ struct RateLimitTests {
         try Self.expectRefused(
             try api.call("PUT", "/v1/lists/news", json: document, headers: Self.writer), kind: "writes")
         try Self.expectRefused(
-            try api.call("POST", "/v1/lists/news/ops", json: ["ops": [["op": "delete", "at": [0, 0]]]],
+            try api.call(
+                "POST", "/v1/lists/news/ops", json: ["ops": [["op": "delete", "at": [0, 0]]]],
                 headers: Self.writer), kind: "writes")
         try Self.expectRefused(try api.call("DELETE", "/v1/lists/news", headers: Self.writer), kind: "writes")
         #expect(api.service.registry.version(of: "news")?.version == 3)

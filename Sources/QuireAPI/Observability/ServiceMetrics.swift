@@ -220,15 +220,22 @@ final class ServiceMetrics: RequestObserver {
             descriptor: Self.name(
                 "quire_http_response_body_sent_bytes_total", "Response body bytes as sent, after compression."))
         denials = Self.denialCounters(in: registry)
-        rateLimitRefusals = RateLimitKind.allCases.map {
+        (rateLimitRefusals, rateLimitClients) = Self.rateLimitMetrics(in: registry)
+        framingRefusals = Self.framingRefusalCounters(in: registry)
+    }
+
+    /// The series of `quire_rate_limited_total`, one per kind (in ``RateLimitKind`` order), and
+    /// `quire_rate_limit_clients_tracked`: made whether limits are on or not, so that dashboards find them.
+    private static func rateLimitMetrics(in registry: PrometheusCollectorRegistry) -> ([Counter], Gauge) {
+        let refusals = RateLimitKind.allCases.map {
             registry.makeCounter(
                 descriptor: Self.name("quire_rate_limited_total", "Requests refused by a client's rate limit (429)."),
                 labels: [("kind", $0.name)])
         }
-        rateLimitClients = registry.makeGauge(
+        let clients = registry.makeGauge(
             descriptor: Self.name(
                 "quire_rate_limit_clients_tracked", "Clients whose rate-limit buckets are kept (rateLimits.clients)."))
-        framingRefusals = Self.framingRefusalCounters(in: registry)
+        return (refusals, clients)
     }
 
     /// The series of `quire_auth_denials_total`, one per reason.
