@@ -1,6 +1,7 @@
 import Foundation
 import QuireCore
 import QuireHTTP
+import QuireTesting
 import Synchronization
 import Testing
 
@@ -16,7 +17,7 @@ final class ManualClock: Sendable {
     }
 
     var clock: RateLimitClock {
-        RateLimitClock { [seconds] in seconds.withLock { $0 } }
+        RateLimitClock { [self] in seconds.withLock { $0 } }
     }
 }
 
@@ -38,8 +39,14 @@ struct RateLimitTests {
 
     static let writer = [("Authorization", "Bearer writer")]
 
+    /// Whether the service's `/metrics` has the series `line` names with the value it gives (`name{labels} 3`),
+    /// however the value is written (a gauge as `3.0`).
     static func metric(_ api: APIFixture, _ line: String) throws -> Bool {
-        try api.call("GET", "/metrics").text.split(separator: "\n").contains { $0 == line }
+        let (series, value) = (line.split(separator: " ")[0], Double(line.split(separator: " ")[1]))
+        return try api.call("GET", "/metrics").text.split(separator: "\n").contains {
+            let parts = $0.split(separator: " ")
+            return parts.count == 2 && parts[0] == series && Double(parts[1]) == value
+        }
     }
 
     /// Expects `429 rate-limited` with `Retry-After` and the bucket's fields.

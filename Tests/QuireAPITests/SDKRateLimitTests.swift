@@ -1,6 +1,7 @@
 import Foundation
 import QuireClient
 import QuireCore
+import QuireHTTP
 import QuireTesting
 import Testing
 
