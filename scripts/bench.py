@@ -172,7 +172,8 @@ def main():
     lm.add_argument("--seconds", type=int, default=10, help="seconds of the producers alone, then of the flood")
     lm.add_argument("--rounds", type=int, default=3, help="rounds of page reads against the reference")
     lm.add_argument("--read-seconds", type=int, default=4)
-    lm.add_argument("--binary", help="the quire to run (default: the release build, made first)")
+    lm.add_argument("--binary", help="the quire to run, relative paths from the repository (default: the release "
+                    "build, made first)")
     cl = commands.add_parser("cluster", description=benchmarks.cluster.__doc__, formatter_class=raw)
     cl.add_argument("--binary", default=".build/release/quire", help="relative paths start at the repository")
     cl.add_argument("--bench-writes", type=int, help="writes seen on another instance (default 200)")
