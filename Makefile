@@ -9,7 +9,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test monitoring-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test monitoring-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-limits bench-allocations bench-instructions bench-cluster clean
 
 all: build
 
@@ -152,7 +152,7 @@ format:
 ## Benchmarks: HTTP against bench/mhd-reference.c (a C server on libmicrohttpd) in the same run, memory, long
 ## polls, the wrk Lua scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store
 ## (durable writes and start-up), TLS and the local cluster: each a family of scripts/bench.py (scripts/benchmarks/).
-bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-cluster
+bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-limits bench-cluster
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -218,6 +218,11 @@ bench-store: deps
 ## HTTPS: keep-alive pages over TLS vs plain HTTP; new TLS connections/s (full, resumed), Quire vs nginx.
 bench-tls: deps-bench
 	scripts/bench.py tls --rounds 3 --seconds 5
+
+## Rate limits on (writes 100/s, burst 200 per client): 20 producers at 20 writes/s beside one flooding over 64
+## connections (their refusals and p99, the flood's commits over its allowance); page reads vs the C reference.
+bench-limits: deps-bench
+	scripts/bench.py limits
 
 ## The local cluster (release build): a write on q1 seen by a long poll on q2, p50/p99 over 200 writes (targets 10 and
 ## 50 ms); durable writes/s through nginx on one list and on 100 lists, next to one SQLite instance; the partition

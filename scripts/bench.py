@@ -62,6 +62,12 @@ server of bench/mhd-reference.c in the same run.
                                                      HTTPS: a keep-alive page over TLS vs plain HTTP (beside nginx
                                                      terminating TLS and bench/tls-reference.c), new TLS connections
                                                      per second (full, resumed), Quire vs nginx
+  scripts/bench.py limits [--seconds S] [--rounds N] [--read-seconds S] [--binary PATH]
+                                                     rate limits on (writes 100/s, burst 200 per client): 20
+                                                     producers at 20 writes/s each, alone then beside one client
+                                                     flooding over 64 connections (their refusals, p99 ratio; the
+                                                     flood's commits over its allowance, its other answers 429);
+                                                     page reads with limits on vs the C reference
   scripts/bench.py cluster [--binary PATH] [--bench-writes N] [--bench-seconds S] [--bench-lists N] [--bench-items N]
                                                      a local cluster of the release build: a write seen on another
                                                      instance, durable writes through nginx, the partition, wrk's
@@ -81,6 +87,7 @@ from benchmarks.fan_out import fan_out
 from benchmarks.filters import filters
 from benchmarks.http import http
 from benchmarks.instructions import instructions
+from benchmarks.limits import limits
 from benchmarks.load import load
 from benchmarks.long_polls import long_polls
 from benchmarks.sessions import sessions
@@ -95,7 +102,7 @@ from benchmarks.writes import writes
 FAMILIES = {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load, "soak": soak,
             "window-cost": window_cost, "fan-out": fan_out, "wire": wire, "streams": streams,
             "allocations": allocations, "instructions": instructions, "working-set": working_set,
-            "filters": filters, "writes": writes, "tls": tls, "cluster": cluster}
+            "filters": filters, "writes": writes, "tls": tls, "cluster": cluster, "limits": limits}
 
 
 def main():
@@ -161,6 +168,12 @@ def main():
     tl.add_argument("--seconds", type=int, default=5)
     tl.add_argument("--handshake-seconds", type=int, default=4)
     tl.add_argument("--binary", default=None)
+    lm = commands.add_parser("limits")
+    lm.add_argument("--seconds", type=int, default=10, help="seconds of the producers alone, then of the flood")
+    lm.add_argument("--rounds", type=int, default=3, help="rounds of page reads against the reference")
+    lm.add_argument("--read-seconds", type=int, default=4)
+    lm.add_argument("--binary", help="the quire to run, relative paths from the repository (default: the release "
+                    "build, made first)")
     cl = commands.add_parser("cluster", description=benchmarks.cluster.__doc__, formatter_class=raw)
     cl.add_argument("--binary", default=".build/release/quire", help="relative paths start at the repository")
     cl.add_argument("--bench-writes", type=int, help="writes seen on another instance (default 200)")

@@ -10,7 +10,7 @@ struct Refusal: Error, Sendable {
     /// The problem type's last path component (`session-not-found`), if the body was a problem document.
     let problem: String?
     let detail: String
-    /// `Retry-After` in seconds (`503`).
+    /// `Retry-After` in seconds (`429`, `503`).
     let retryAfter: Double?
 
     init(status: Int, type: String?, detail: String?, retryAfter: String? = nil) {
@@ -60,6 +60,16 @@ struct Refusal: Error, Sendable {
             status: 503, type: problem?._type, detail: problem?.detail, retryAfter: response.headers.retryAfter)
     }
 
+    init(_ response: Components.Responses.RateLimited) {
+        let problem = try? response.body.applicationProblemJson
+        self.init(
+            status: 429, type: problem?._type, detail: problem?.detail, retryAfter: response.headers.retryAfter)
+    }
+
+    /// A refusal to wait out and send the same request again: `503` (starting, draining, a limit of the
+    /// server's) or `429` (the client's rate limit), both with `Retry-After`.
+    var isRetryLater: Bool { status == 503 || status == 429 }
+
     init(undocumented status: Int) {
         self.init(status: status, type: nil, detail: "an answer openapi.yaml does not document")
     }
@@ -88,6 +98,7 @@ extension QuireClient {
         case .notFound(let response): return .refused(Refusal(response))
         case .contentTooLarge(let response): return .refused(Refusal(response))
         case .unsupportedMediaType(let response): return .refused(Refusal(response))
+        case .tooManyRequests(let response): return .refused(Refusal(response))
         case .internalServerError(let response): return .refused(Refusal(response))
         case .serviceUnavailable(let response): return .refused(Refusal(response))
         case .undocumented(let status, _): return .refused(Refusal(undocumented: status))
@@ -105,6 +116,7 @@ extension QuireClient {
         case .forbidden(let response): return .refused(Refusal(response))
         case .notFound(let response): return .refused(Refusal(response))
         case .conflict(let response): return .refused(Refusal(response))
+        case .tooManyRequests(let response): return .refused(Refusal(response))
         case .internalServerError(let response): return .refused(Refusal(response))
         case .serviceUnavailable(let response): return .refused(Refusal(response))
         case .undocumented(let status, _): return .refused(Refusal(undocumented: status))
@@ -125,6 +137,7 @@ extension QuireClient {
             case .conflict(let response): return .refused(Refusal(response))
             case .contentTooLarge(let response): return .refused(Refusal(response))
             case .unsupportedMediaType(let response): return .refused(Refusal(response))
+            case .tooManyRequests(let response): return .refused(Refusal(response))
             case .internalServerError(let response): return .refused(Refusal(response))
             case .serviceUnavailable(let response): return .refused(Refusal(response))
             case .undocumented(let status, _): return .refused(Refusal(undocumented: status))
@@ -139,6 +152,7 @@ extension QuireClient {
         case .conflict(let response): return .refused(Refusal(response))
         case .contentTooLarge(let response): return .refused(Refusal(response))
         case .unsupportedMediaType(let response): return .refused(Refusal(response))
+        case .tooManyRequests(let response): return .refused(Refusal(response))
         case .internalServerError(let response): return .refused(Refusal(response))
         case .serviceUnavailable(let response): return .refused(Refusal(response))
         case .undocumented(let status, _): return .refused(Refusal(undocumented: status))
@@ -157,6 +171,7 @@ extension QuireClient {
         case .notFound(let response): return .refused(Refusal(response))
         case .contentTooLarge(let response): return .refused(Refusal(response))
         case .unsupportedMediaType(let response): return .refused(Refusal(response))
+        case .tooManyRequests(let response): return .refused(Refusal(response))
         case .internalServerError(let response): return .refused(Refusal(response))
         case .serviceUnavailable(let response): return .refused(Refusal(response))
         case .undocumented(let status, _): return .refused(Refusal(undocumented: status))
@@ -177,6 +192,7 @@ extension QuireClient {
         case .forbidden(let response): return .refused(Refusal(response))
         case .notFound(let response): return .refused(Refusal(response))
         case .conflict(let response): return .refused(Refusal(response))
+        case .tooManyRequests(let response): return .refused(Refusal(response))
         case .internalServerError(let response): return .refused(Refusal(response))
         case .serviceUnavailable(let response): return .refused(Refusal(response))
         case .undocumented(let status, _): return .refused(Refusal(undocumented: status))

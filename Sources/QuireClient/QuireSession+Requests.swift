@@ -3,7 +3,7 @@ import OpenAPIRuntime
 
 /// The app's calls on a session: each one request of the generated client, sent again after a lost
 /// connection (the same request names the same window), with `409` answered by a reset, `404` by a new
-/// session and `503` by a pause.
+/// session and `503` or `429` by a pause of `Retry-After`.
 extension QuireSession {
     /// Stops following, deletes the session, ends ``updates``.
     ///
@@ -93,7 +93,7 @@ extension QuireSession {
             case .refused(let refusal) where refusal.status == 404 && refusal.problem == "session-not-found":
                 try await recover()
                 return
-            case .refused(let refusal) where refusal.status == 503:
+            case .refused(let refusal) where refusal.isRetryLater:
                 failures += 1
                 try await pause(after: refusal, failures: failures)
             case .refused(let refusal):
@@ -141,7 +141,7 @@ extension QuireSession {
                     .reset(window), window: window, seq: page.seq, hasPrev: page.page.hasPrev,
                     hasNext: page.page.hasNext)
                 return
-            case .refused(let refusal) where refusal.status == 503:
+            case .refused(let refusal) where refusal.isRetryLater:
                 failures += 1
                 try await pause(after: refusal, failures: failures)
             case .refused(let refusal):

@@ -40,7 +40,7 @@ public struct SessionUpdate: Sendable {
 
 /// Why a session call failed (after the SDK's own recoveries).
 ///
-/// The SDK answers `409`, `404 session-not-found`, `503` and a lost connection itself; what is left reaches the
+/// The SDK answers `409`, `404 session-not-found`, `429`, `503` and a lost connection itself; what is left reaches the
 /// app's call: a `401` after the refreshed token was refused too, a `403` (the token does not cover the list),
 /// a `404 list-not-found`, a `400` (`invalid-filter`: the session's ``QuireSession/Options-swift.struct/filter``
 /// breaks a limit of the grammar), or a `409` that a reset did not cure. See <doc:RecoveryAndTokens>.
@@ -57,7 +57,7 @@ public struct QuireClientError: Error, Sendable, CustomStringConvertible {
 /// A live session (openapi.yaml): opens on ``open()``, keeps its window exact, and publishes every change on
 /// ``updates``. Answers from the event stream (or long polls) and from the app's own calls are applied in
 /// `seq` order, each to the window of its `fromSeq`; `409` resets, `404` opens a new session around the
-/// first item the app shows, `503` waits `Retry-After`, and a lost connection is retried with exponential
+/// first item the app shows, `429` and `503` wait `Retry-After`, and a lost connection is retried with exponential
 /// backoff and jitter. Cancel by ``close()``.
 ///
 /// Made by ``QuireClient/session(list:options:)``. The app's calls (``loadNext(limit:)``, ``expand(id:)``,
@@ -213,7 +213,7 @@ public actor QuireSession {
     /// Creates the session (its first page arrives on ``updates`` as a `.reset`) and starts following
     /// the list's writes.
     ///
-    /// - Throws: ``QuireClientError`` when the server refuses (a `503` is waited out, not thrown), or when the
+    /// - Throws: ``QuireClientError`` when the server refuses (a `429` or `503` is waited out, not thrown), or when the
     ///   `.events` transport is asked of a client whose transport buffers response bodies (it would wait for a
     ///   stream's end forever); the generated client's `ClientError` when the server cannot be reached (the
     ///   first page is not retried: call `open()` again).

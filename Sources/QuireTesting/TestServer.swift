@@ -32,9 +32,13 @@ public final class TestServer: Sendable {
         self.port = port
     }
 
-    /// A new keep-alive connection to the server (over TLS with `tls`).
-    public func connect(timeoutSeconds: Double = 10, tls: ClientTLS? = nil) throws -> HTTPClientConnection {
-        try HTTPClientConnection(host: "127.0.0.1", port: port, timeoutSeconds: timeoutSeconds, tls: tls)
+    /// A new keep-alive connection to the server (over TLS with `tls`; from `sourceHost`, a loopback address
+    /// such as `127.0.0.2`, when given).
+    public func connect(timeoutSeconds: Double = 10, tls: ClientTLS? = nil, sourceHost: String? = nil) throws
+        -> HTTPClientConnection
+    {
+        try HTTPClientConnection(
+            host: "127.0.0.1", port: port, timeoutSeconds: timeoutSeconds, tls: tls, sourceHost: sourceHost)
     }
 
     /// One request on a connection of its own.

@@ -104,7 +104,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         let status: Int
         switch service.router.respond(to: request) {
         case .response(let response): status = response.status
-        case .prepared(let prepared): status = prepared.response.status
+        case .prepared(let prepared), .preparedWithFields(let prepared, _): status = prepared.response.status
         case .deferred(let pending):  // a long poll: not waited for
             pending.resume(with: Response(status: 204))
             return

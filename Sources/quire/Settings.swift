@@ -111,6 +111,7 @@ struct Settings: Equatable {
             ("longPoll.maxWaiters", .int(longPolls.maxWaiters)),
             ("events.maxStreams", .int(events.maxStreams)),
             ("events.heartbeatInterval", .double(events.heartbeatSeconds)),
+        ] + rateLimitKeys + [
             ("demo.seed", .bool(demo.seed)),
             ("demo.live", .bool(demo.live)),
             ("demo.interval", .double(demo.intervalSeconds)),
@@ -250,6 +251,7 @@ struct Settings: Equatable {
         service.longPolls.maxWaiters = try config.requiredInt(forKey: "longPoll.maxWaiters")
         service.events.maxStreams = try config.requiredInt(forKey: "events.maxStreams")
         service.events.heartbeatSeconds = try config.requiredDouble(forKey: "events.heartbeatInterval")
+        service.rateLimits = try Self.rateLimits(config)
         service.demo.seed = try config.requiredBool(forKey: "demo.seed")
         service.demo.live = try config.requiredBool(forKey: "demo.live")
         service.demo.intervalSeconds = try config.requiredDouble(forKey: "demo.interval")

@@ -12,8 +12,8 @@ struct ProblemTests {
             "forbidden": 403,
             "not-found": 404, "list-not-found": 404, "session-not-found": 404, "method-not-allowed": 405,
             "since-mismatch": 409, "list-from-source": 409, "version-mismatch": 412, "payload-too-large": 413,
-            "unsupported-media-type": 415, "invalid-list": 422, "invalid-op": 422, "overloaded": 503,
-            "source-syncing": 503,
+            "unsupported-media-type": 415, "invalid-list": 422, "invalid-op": 422, "rate-limited": 429,
+            "overloaded": 503, "source-syncing": 503,
             "internal": 500, "not-implemented": 501,
         ]
         let actual = Dictionary(uniqueKeysWithValues: Problem.Kind.all.map { ($0.slug, $0.status) })

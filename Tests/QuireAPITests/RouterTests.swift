@@ -31,7 +31,7 @@ struct RouterTests {
     static func answer(_ method: String, _ path: String) -> Response {
         switch router().respond(to: Request(method: method, path: path)) {
         case .response(let response): return response
-        case .prepared(let prepared): return prepared.response
+        case .prepared(let prepared), .preparedWithFields(let prepared, _): return prepared.response
         case .deferred, .stream: Issue.record("unexpected deferred reply"); return Response(status: 0)
         }
     }

@@ -94,6 +94,7 @@ extension Problem {
             slug: "unsupported-media-type", title: "Unsupported media type", status: 415)
         public static let invalidList = Kind(slug: "invalid-list", title: "Invalid list", status: 422)
         public static let invalidOp = Kind(slug: "invalid-op", title: "Invalid operation", status: 422)
+        public static let rateLimited = Kind(slug: "rate-limited", title: "Too many requests", status: 429)
         public static let `internal` = Kind(slug: "internal", title: "Internal error", status: 500)
         public static let overloaded = Kind(slug: "overloaded", title: "Service unavailable", status: 503)
         public static let sourceSyncing = Kind(slug: "source-syncing", title: "Source syncing", status: 503)
@@ -104,7 +105,7 @@ extension Problem {
             invalidJSON, invalidRequest, invalidCursor, invalidFilter, unauthorized, forbidden, notFound, listNotFound,
             sessionNotFound,
             methodNotAllowed, sinceMismatch, listFromSource, versionMismatch, payloadTooLarge, unsupportedMediaType,
-            invalidList, invalidOp, .internal, overloaded, sourceSyncing, notImplemented,
+            invalidList, invalidOp, rateLimited, .internal, overloaded, sourceSyncing, notImplemented,
         ]
     }
 }

@@ -55,6 +55,11 @@ final class ServiceMetrics: RequestObserver {
     private let denials: [DenialReason: Counter]
     /// Requests refused for their framing (RFC 9112), by reason.
     private let framingRefusals: [FramingRefusal: Counter]
+    /// Requests refused by a client's rate limit, by bucket (`quire_rate_limited_total{kind}`), in
+    /// ``RateLimitKind`` order.
+    private let rateLimitRefusals: [Counter]
+    /// `quire_rate_limit_clients_tracked`, set at each scrape.
+    private let rateLimitClients: Gauge
 
     /// What the counters fed at scrape time had reached at the previous scrape.
     private struct ScrapeState {
@@ -223,6 +228,7 @@ final class ServiceMetrics: RequestObserver {
             descriptor: Self.name(
                 "quire_http_response_body_sent_bytes_total", "Response body bytes as sent, after compression."))
         denials = Self.denialCounters(in: registry)
+        (rateLimitRefusals, rateLimitClients) = Self.rateLimitMetrics(in: registry)
         framingRefusals = Self.framingRefusalCounters(in: registry)
     }
 
@@ -262,6 +268,20 @@ final class ServiceMetrics: RequestObserver {
         return bounds.map { name, help, read in (registry.makeGauge(descriptor: Self.name(name, help)), read) }
     }
 
+    /// The series of `quire_rate_limited_total`, one per kind (in ``RateLimitKind`` order), and
+    /// `quire_rate_limit_clients_tracked`: made whether limits are on or not, so that dashboards find them.
+    private static func rateLimitMetrics(in registry: PrometheusCollectorRegistry) -> ([Counter], Gauge) {
+        let refusals = RateLimitKind.allCases.map {
+            registry.makeCounter(
+                descriptor: Self.name("quire_rate_limited_total", "Requests refused by a client's rate limit (429)."),
+                labels: [("kind", $0.name)])
+        }
+        let clients = registry.makeGauge(
+            descriptor: Self.name(
+                "quire_rate_limit_clients_tracked", "Clients whose rate-limit buckets are kept (rateLimits.clients)."))
+        return (refusals, clients)
+    }
+
     /// The series of `quire_auth_denials_total`, one per reason.
     private static func denialCounters(in registry: PrometheusCollectorRegistry) -> [DenialReason: Counter] {
         Dictionary(
@@ -293,6 +313,11 @@ final class ServiceMetrics: RequestObserver {
     /// Counts a request refused by the access check.
     func denied(_ reason: DenialReason) {
         denials[reason]?.increment()
+    }
+
+    /// A request refused by its client's bucket of `kind`.
+    func rateLimited(_ kind: RateLimitKind) {
+        rateLimitRefusals[kind.rawValue].increment()
     }
 
     /// Counts `server`'s connections from now on.
@@ -359,6 +384,7 @@ final class ServiceMetrics: RequestObserver {
         sessions.set(Int64(context.sessions.count))
         waiting.set(Int64(context.longPolls.count))
         streams.set(Int64(context.streams.count))
+        rateLimitClients.set(Int64(context.rateLimiter?.trackedClients ?? 0))
         let server = server.withLock { $0.server }
         connections.set(Int64(server?.connectionCount ?? 0))
         // Read and stored under one lock: two scrapes at once must not count the same increase twice.

@@ -96,9 +96,12 @@ public struct Router {
         buildResponder(logger: logger, observer: observer, access: nil, cachePolicy: cachePolicy)
     }
 
+    /// - Parameter limiter: the clients' buckets, drawn on by every guarded route once its caller is admitted;
+    ///   `nil` when rate limits are off.
     /// - Precondition: as above, and `access` is given when a route needs it.
     func buildResponder(
-        logger: Logger, observer: (any RequestObserver)?, access: AccessControl?, cachePolicy: CachePolicy
+        logger: Logger, observer: (any RequestObserver)?, access: AccessControl?, cachePolicy: CachePolicy,
+        limiter: RateLimiter? = nil
     ) -> RouterResponder {
         let root = RouteNode.Builder()
         for route in routes {
@@ -123,7 +126,8 @@ public struct Router {
             node.pattern = route.pattern
         }
         return RouterResponder(
-            root: root.freeze(), logger: logger, observer: observer, access: access, cachePolicy: cachePolicy)
+            root: root.freeze(), logger: logger, observer: observer, access: access, cachePolicy: cachePolicy,
+            limiter: limiter)
     }
 
     static func segments(of path: String) -> [String] {
@@ -205,6 +209,8 @@ public final class RouterResponder: HTTPResponder {
     let access: AccessControl?
     /// `Cache-Control` by route kind.
     let cachePolicy: CachePolicy
+    /// The clients' rate-limit buckets (API.md §6c), or `nil` when limits are off.
+    let limiter: RateLimiter?
     /// The label of requests no route matched.
     let unmatched = RouteLabel("unmatched")
 
@@ -212,8 +218,9 @@ public final class RouterResponder: HTTPResponder {
     /// as a struct's would be copied per request (the optional access control's outlined copy).
     init(
         root: RouteNode, logger: Logger, observer: (any RequestObserver)?, access: AccessControl?,
-        cachePolicy: CachePolicy
+        cachePolicy: CachePolicy, limiter: RateLimiter?
     ) {
+        self.limiter = limiter
         self.root = root
         self.logger = logger
         self.observer = observer
@@ -231,7 +238,7 @@ public final class RouterResponder: HTTPResponder {
         case .response(let response):
             let traced = response.status >= 500 ? Problem.naming(trace, in: response) : response
             reply = .response(cachePolicy.apply(to: traced, method: request.method, route: routed.pattern))
-        case .prepared(let prepared):
+        case .prepared(let prepared), .preparedWithFields(let prepared, _):
             assert(
                 prepared.response.headers["Cache-Control"]
                     == cachePolicy.headerValue(
@@ -258,7 +265,7 @@ public final class RouterResponder: HTTPResponder {
         case .response(let response):
             observer.requestDidFinish(
                 request, route: route, response: response, since: start, subject: subject, trace: trace)
-        case .prepared(let prepared):
+        case .prepared(let prepared), .preparedWithFields(let prepared, _):
             observer.requestDidFinish(
                 request, route: route, response: prepared.response, since: start, subject: subject, trace: trace)
         case .deferred(let pending):
@@ -321,13 +328,35 @@ public final class RouterResponder: HTTPResponder {
             } catch {
                 return Routed(reply: .response(error.response), route: node.label, subject: nil)
             }
-            let reply: Reply
+            // One branch when limits are off; when on, the bucket is drawn on before the handler does any work, so
+            // that a refused write never reaches the write lane and a refused session holds nothing.
+            var decision: RateLimiter.Decision?
+            if let limiter {
+                let kind = Self.rateLimitKind(needed, method: method)
+                let drawn = limiter.draw(kind, for: RateLimitClient(caller, from: request.peerAddress))
+                guard drawn.allowed else {
+                    return Routed(reply: .response(drawn.problem.response), route: node.label, subject: caller.subject)
+                }
+                decision = drawn
+            }
+            var reply: Reply
             do {
                 reply = try handler(request, parameters, caller)
             } catch {
                 reply = failure(error, of: request)
             }
+            if let decision { reply = reply.adding(decision.fields) }
             return Routed(reply: reply, route: node.label, subject: caller.subject)
+        }
+    }
+
+    /// The bucket a guarded route draws on (API.md §6c): writes for a list's writes, sessions for a session's
+    /// creation (the one `POST` on a readable list), reads for everything else.
+    private static func rateLimitKind(_ access: RouteAccess, method: String) -> RateLimitKind {
+        switch access {
+        case .writeList: .writes
+        case .readList: method == "POST" ? .sessions : .reads
+        case .listIndex, .session: .reads
         }
     }
 

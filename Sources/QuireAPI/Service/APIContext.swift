@@ -31,6 +31,8 @@ final class APIContext: Sendable {
     let configuration: QuireService.Configuration
     /// Admits callers to the product routes: static tokens, JSON Web Tokens, scopes, session subjects.
     let access: AccessControl
+    /// The clients' rate-limit buckets (`rateLimits.*`), or `nil` when limits are off.
+    let rateLimiter: RateLimiter?
     let logger: Logger
     let serviceMetrics: ServiceMetrics
     /// Whether the housekeeping thread runs (see `startMaintenance()`).
@@ -41,7 +43,7 @@ final class APIContext: Sendable {
 
     init(
         registry: ListRegistry, configuration: QuireService.Configuration, keys: TokenKeys, logger: Logger,
-        metrics: ServiceMetrics, readiness: Readiness
+        metrics: ServiceMetrics, readiness: Readiness, rateLimitClock: RateLimitClock = .monotonic
     ) {
         self.registry = registry
         writes = ListWrites(registry: registry, logger: logger)
@@ -62,6 +64,12 @@ final class APIContext: Sendable {
             writeToken: configuration.writeToken, readToken: configuration.readToken,
             verifier: configuration.jwt.isEnabled ? TokenVerifier(settings: configuration.jwt, keys: keys) : nil,
             sessions: sessions, readiness: readiness, denied: { [metrics] in metrics.denied($0) })
+        rateLimiter =
+            configuration.rateLimits.enabled
+            ? RateLimiter(
+                settings: configuration.rateLimits, clock: rateLimitClock,
+                refused: { [metrics] in metrics.rateLimited($0) })
+            : nil
         registry.observe { [longPolls, sessions, streams, registry, views] list, version in
             // A delete is told after the list's lock is released (a change feed tells a whole batch at the end):
             // when the list was created again meanwhile, the sessions opened on it since are not the deleted

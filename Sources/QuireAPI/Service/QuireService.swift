@@ -26,10 +26,11 @@ public final class QuireService: Sendable {
     ///   - keys: the keys of JSON Web Tokens, loaded from `configuration.jwt` by ``TokenKeys/load(_:)``.
     ///   - accessLog: where the access log goes when `configuration.accessLog` is on; by default `logger`
     ///     (``LoggerAccessLog``). `quire serve` gives a ``BufferedAccessLog``.
+    ///   - rateLimitClock: the monotonic time rate-limit buckets refill by; tests move one by hand.
     /// - Precondition: `keys` are given when `configuration.jwt` is enabled.
     public init(
         configuration: Configuration, logger: Logger, store: any ListStore = InMemoryListStore(),
-        keys: TokenKeys? = nil, accessLog: (any AccessLog)? = nil
+        keys: TokenKeys? = nil, accessLog: (any AccessLog)? = nil, rateLimitClock: RateLimitClock = .monotonic
     ) {
         precondition(
             keys != nil || !configuration.jwt.isEnabled, "JWT is configured: load its keys with TokenKeys.load first")
@@ -45,7 +46,7 @@ public final class QuireService: Sendable {
         registry.observeLoads { [metrics] in metrics.listLoaded(in: $0) }
         let context = APIContext(
             registry: registry, configuration: configuration, keys: keys ?? .none, logger: logger, metrics: metrics,
-            readiness: readiness)
+            readiness: readiness, rateLimitClock: rateLimitClock)
         var router = Router()
         OperationsRoutes.add(
             to: &router, readiness: readiness, replication: registry.replication, cachePolicy: configuration.cache)
@@ -56,7 +57,8 @@ public final class QuireService: Sendable {
         router.on("GET", "/metrics") { _, _ in context.metrics() }
         self.routes = router.routeList
         self.router = router.buildResponder(
-            logger: logger, observer: metrics, access: context.access, cachePolicy: configuration.cache)
+            logger: logger, observer: metrics, access: context.access, cachePolicy: configuration.cache,
+            limiter: context.rateLimiter)
         self.server = HTTPServer(configuration: configuration.http, logger: logger, responder: self.router)
         metrics.watch(server)
     }
@@ -132,6 +134,8 @@ extension QuireService {
         /// Tables of the app's own PostgreSQL whose rows the service keeps as lists (`sources:`, API.md §2b), each
         /// checked against its database before the service starts (``SourceFollower/refusals(of:limits:)``).
         public var sources: [SourceConfiguration] = []
+        /// Token buckets per client (`rateLimits.*`, API.md §6c); off by default.
+        public var rateLimits = RateLimitSettings()
 
         public init() {}
     }

@@ -11,8 +11,9 @@
 // A session keeps the window the server holds for it: the first page arrives as a `reset`, then every answer
 // (from the event stream, long polls, or the app's own calls: extend, expand, collapse, refresh) is applied in
 // `seq` order to the window of its `fromSeq`, as `sequential` operations, each passed to the renderer. 409 resets,
-// 404 opens a new session around the first item shown, 503 waits Retry-After, a lost connection is retried with
-// exponential backoff and jitter. List data is never interpreted: items are handed to the renderer as parsed JSON.
+// 404 opens a new session around the first item shown, 503 and 429 (a rate limit) wait Retry-After, a lost
+// connection is retried with exponential backoff and jitter. List data is never interpreted: items are handed to
+// the renderer as parsed JSON.
 
 /**
  * @typedef {Object} Item  An item of the window (openapi.yaml).
@@ -410,7 +411,7 @@ export class QuireSession {
                 if (request.kind === "update" || request.kind === "longPoll" || request.kind === "reset") return;
                 continue; // the app's extend or expand, on the new session
             }
-            if (response.status === 503) {
+            if (response.status === 503 || response.status === 429) {
                 failures += 1;
                 await this._pause(response, failures);
                 continue;
@@ -508,7 +509,7 @@ export class QuireSession {
                 this._publishReset({ sections: page.sections }, page.seq ?? 1, page.page, origin);
                 return;
             }
-            if (response.status === 503) {
+            if (response.status === 503 || response.status === 429) {
                 failures += 1;
                 await this._pause(response, failures);
                 continue;

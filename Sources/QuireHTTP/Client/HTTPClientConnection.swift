@@ -16,12 +16,16 @@ public final class HTTPClientConnection {
     private let timeoutSeconds: Double
 
     /// Connects to `host:port` (an IP literal or `localhost`); reads and writes time out after `timeout`.
-    /// With `tls`, handshakes first and checks the server's certificate (see ``ClientTLS``).
-    public init(host: String, port: Int, timeoutSeconds: Double = 10, tls: ClientTLS? = nil) throws(HTTPClientError) {
+    /// With `tls`, handshakes first and checks the server's certificate (see ``ClientTLS``). With `sourceHost`
+    /// (an IP literal of this machine, such as `127.0.0.2`), the connection comes from that address.
+    public init(
+        host: String, port: Int, timeoutSeconds: Double = 10, tls: ClientTLS? = nil, sourceHost: String? = nil
+    ) throws(HTTPClientError) {
         // The socket is set up in a local first: a throw before `self.socket` is set skips `deinit`, so
         // the descriptor is closed exactly once, here. (A close in `deinit` as well would close whatever
         // another thread opened under the same number in between.)
-        let socket = try Self.connectedSocket(host: host, port: port, timeoutSeconds: timeoutSeconds)
+        let socket = try Self.connectedSocket(
+            host: host, port: port, timeoutSeconds: timeoutSeconds, sourceHost: sourceHost)
         self.timeoutSeconds = timeoutSeconds
         if let tls {
             do {
@@ -71,9 +75,9 @@ public final class HTTPClientConnection {
         tls.map { String(cString: quire_tls_client_protocol($0)) }
     }
 
-    private static func connectedSocket(host: String, port: Int, timeoutSeconds: Double) throws(HTTPClientError)
-        -> Int32
-    {
+    private static func connectedSocket(
+        host: String, port: Int, timeoutSeconds: Double, sourceHost: String?
+    ) throws(HTTPClientError) -> Int32 {
         let address: SocketAddress
         do {
             address = try SocketAddress(host: host, port: port)
@@ -89,6 +93,20 @@ public final class HTTPClientConnection {
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var noDelay: Int32 = 1
         setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+        if let sourceHost {
+            let source: SocketAddress
+            do {
+                source = try SocketAddress(host: sourceHost, port: 0)
+            } catch {
+                Glibc.close(socket)
+                throw HTTPClientError("invalid source address \(sourceHost): \(error)")
+            }
+            guard source.withSockAddr({ Glibc.bind(socket, $0, source.length) }) == 0 else {
+                let error = HTTPClientError.fromErrno("bind to \(sourceHost)")
+                Glibc.close(socket)
+                throw error
+            }
+        }
         let connected = address.withSockAddr { Glibc.connect(socket, $0, address.length) }
         guard connected == 0 else {
             let error = HTTPClientError.fromErrno("connect to \(host):\(port)")

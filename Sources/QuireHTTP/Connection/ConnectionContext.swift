@@ -12,6 +12,8 @@ internal import CQuireTLS
 final class ConnectionContext {
     /// The connection's socket, or -1.
     let socket: Int32
+    /// The connection's peer, read once when the connection is announced.
+    let peerAddress: PeerAddress
     /// Made for the one request whose connection had no context (libmicrohttpd announces every connection
     /// before its first request, so this is a fallback): that request's slot owns it, and its completion
     /// releases it.
@@ -54,6 +56,7 @@ final class ConnectionContext {
 
     init(socket: Int32, isOwnedByRequest: Bool = false) {
         self.socket = socket
+        peerAddress = PeerAddress.of(socket: socket)
         self.isOwnedByRequest = isOwnedByRequest
     }
 

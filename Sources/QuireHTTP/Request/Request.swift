@@ -18,6 +18,8 @@ public struct Request: Sendable {
     }
     /// The id as kept until read (a generated one is formatted when read).
     var identifier: RequestIdentifier.Value
+    /// Where the request came from: its connection's peer (``PeerAddress/unknown`` for a request made in code).
+    public var peerAddress: PeerAddress
 
     public init(
         method: String,
@@ -25,16 +27,17 @@ public struct Request: Sendable {
         query: [NamedValue] = [],
         headers: HTTPHeaders = [:],
         body: [UInt8] = [],
-        requestID: String = ""
+        requestID: String = "",
+        peerAddress: PeerAddress = .unknown
     ) {
         self.init(
             method: method, path: path, query: RequestFields(query: query), headers: RequestFields(headers: headers),
-            body: body, identifier: .given(requestID))
+            body: body, identifier: .given(requestID), peerAddress: peerAddress)
     }
 
     init(
         method: String, path: String, query: RequestFields, headers: RequestFields, body: [UInt8],
-        identifier: RequestIdentifier.Value
+        identifier: RequestIdentifier.Value, peerAddress: PeerAddress
     ) {
         self.method = method
         self.path = path
@@ -42,6 +45,7 @@ public struct Request: Sendable {
         self.headers = headers
         self.body = body
         self.identifier = identifier
+        self.peerAddress = peerAddress
     }
 
     /// The methods Quire serves. A request's `method` is one of these strings as they are (made once, not

@@ -48,6 +48,29 @@ extension HTTPServer {
         return MHD_queue_response(connection, status, handle)
     }
 
+    /// Queues a prepared response as above, with `fields` of this request's own: a libmicrohttpd response of its
+    /// own that still sends the shared body.
+    func queue(
+        _ prepared: PreparedResponse, adding fields: HTTPHeaders, on connection: OpaquePointer,
+        context: ConnectionContext
+    ) -> MHD_Result {
+        let (chosen, notModified, vary) = wireRepresentation(
+            prepared, context.negotiation, ifNoneMatch: context.ifNoneMatch)
+        if var notModified {
+            for field in fields { notModified.headers.add(field.name, field.value) }
+            return queueAsIs(notModified, on: connection, context: context, vary: vary)
+        }
+        context.prepared = chosen
+        cork(connection, context, bodyBytes: chosen.response.body.count)
+        var extra = extraHeaders(context)
+        extra.varyByEncoding = vary
+        extra.noStore = !chosen.hasCacheControl
+        let handle = chosen.makeLibmicrohttpdResponse(extra: extra)
+        defer { MHD_destroy_response(handle) }
+        for field in fields { addHeader(field.name, field.value, to: handle) }
+        return MHD_queue_response(connection, UInt32(chosen.response.status), handle)
+    }
+
     /// Over TLS, corks a small response's records (see `quire_tls_cork`): its header and body leave as one.
     func cork(_ connection: OpaquePointer, _ context: ConnectionContext, bodyBytes: Int) {
         guard let tls = context.tls else { return }

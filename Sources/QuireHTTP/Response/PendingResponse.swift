@@ -13,6 +13,8 @@ public final class PendingResponse: Sendable {
     private let machine = Mutex(DeferredStateMachine())
     private let onShutdown: @Sendable () -> Response
     private let observation = Mutex(Observation.waiting)
+    /// Fields added to whatever response this gets (see ``addFields(_:)``).
+    private let addedFields = Mutex(HTTPHeaders())
 
     private enum Observation {
         case waiting
@@ -96,6 +98,22 @@ public final class PendingResponse: Sendable {
         machine.withLock { $0.adjust(transform) }
     }
 
+    /// Adds `fields` to the response this request gets, whoever gives it (the responder that deferred it adds the
+    /// fields of the request, such as its rate limit, before the server attaches it).
+    public func addFields(_ fields: HTTPHeaders) {
+        addedFields.withLock { added in
+            for field in fields { added.add(field.name, field.value) }
+        }
+    }
+
+    private func withAddedFields(_ response: Response) -> Response {
+        let added = addedFields.withLock { $0 }
+        guard added.count > 0 else { return response }
+        var response = response
+        for field in added { response.headers.add(field.name, field.value) }
+        return response
+    }
+
     /// `true` once a response was given or the request ended.
     public var isResolved: Bool {
         machine.withLock { $0.isResolved }
@@ -107,7 +125,7 @@ public final class PendingResponse: Sendable {
     func attach(to connection: ConnectionHandle) -> Response? {
         switch machine.withLock({ $0.attach(to: connection) }) {
         case .queue(let response):
-            return response
+            return withAddedFields(response)
         case .suspend:
             MHD_suspend_connection(connection.pointer)
             if case .resumeConnection(let handle) = machine.withLock({ $0.didSuspend() }) {
@@ -119,7 +137,7 @@ public final class PendingResponse: Sendable {
 
     /// Called when libmicrohttpd calls the access handler again after a resume.
     func takeResponse() -> Response? {
-        machine.withLock { $0.takeResponse() }
+        machine.withLock { $0.takeResponse() }.map(withAddedFields)
     }
 
     /// Called when the request ended, whatever the reason: nothing may touch the connection afterwards.

@@ -34,6 +34,8 @@ public final class StreamingResponse: Sendable {
     /// Connection thread only, as `unsent`.
     private let encoding = Mutex(Encoding())
     private let onEnd = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Fields added after the stream was made, sent with `headers` (see ``addFields(_:)``).
+    private let addedFields = Mutex(HTTPHeaders())
 
     /// - Parameters:
     ///   - headers: sent with the status; the body has no length (chunked over HTTP/1.1).
@@ -42,6 +44,14 @@ public final class StreamingResponse: Sendable {
         self.status = status
         self.headers = headers
         self.produce = produce
+    }
+
+    /// Adds `fields` to those sent with the status: called by the responder that made the stream, before the
+    /// server sends its status.
+    public func addFields(_ fields: HTTPHeaders) {
+        addedFields.withLock { added in
+            for field in fields { added.add(field.name, field.value) }
+        }
     }
 
     /// Asks the producer again soon: resumes the connection if it is suspended, else makes the producer's
@@ -184,6 +194,7 @@ public final class StreamingResponse: Sendable {
             fatalError("libmicrohttpd could not allocate a streaming response")
         }
         for field in headers { addHeader(field.name, field.value, to: handle) }
+        for field in addedFields.withLock({ $0 }) { addHeader(field.name, field.value, to: handle) }
         var extra = extra
         extra.noStore = !headers.contains("Cache-Control")  // a stream is one client's: never stored
         extra.add(to: handle)

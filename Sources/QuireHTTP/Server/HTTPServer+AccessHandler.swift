@@ -125,7 +125,8 @@ extension HTTPServer {
                 query: query,
                 headers: headers,
                 body: body,
-                identifier: context.requestID
+                identifier: context.requestID,
+                peerAddress: context.peerAddress
             ))
     }
 
@@ -140,6 +141,8 @@ extension HTTPServer {
             return queue(response, on: connection, context: context)
         case .prepared(let prepared):
             return queue(prepared, on: connection, context: context)
+        case .preparedWithFields(let prepared, let fields):
+            return queue(prepared, adding: fields, on: connection, context: context)
         case .deferred(let deferred):
             context.pending = deferred
             if !register(deferred) {

@@ -16,14 +16,18 @@ final class APIFixture: Sendable {
     /// - Parameters:
     ///   - keys: the keys of JSON Web Tokens, when `configure` enables them.
     ///   - store: where the lists are kept (none by default: the registry's memory).
+    ///   - rateLimitClock: what rate-limit buckets refill by, when `configure` turns them on.
     init(
         keys: TokenKeys? = nil, store: any ListStore = InMemoryListStore(),
+        rateLimitClock: RateLimitClock = .monotonic,
         _ configure: (inout QuireService.Configuration) -> Void = { _ in }
     ) throws {
         var configuration = QuireService.Configuration.testing
         configuration.demo.seed = false
         configure(&configuration)
-        service = QuireService(configuration: configuration, logger: TestServer.logger, store: store, keys: keys)
+        service = QuireService(
+            configuration: configuration, logger: TestServer.logger, store: store, keys: keys,
+            rateLimitClock: rateLimitClock)
         try service.startAndLoad()
         server = try TestServer(running: service.server)
     }
@@ -32,10 +36,12 @@ final class APIFixture: Sendable {
         service.shutdown()
     }
 
-    /// One request; JSON bodies get `Content-Type: application/json`.
+    /// One request; JSON bodies get `Content-Type: application/json`. With `sourceHost` (`127.0.0.2`, …) the
+    /// request comes from that loopback address.
     @discardableResult
     func call(
-        _ method: String, _ target: String, json: Any? = nil, headers: [(String, String)] = []
+        _ method: String, _ target: String, json: Any? = nil, headers: [(String, String)] = [],
+        sourceHost: String? = nil
     ) throws -> ClientResponse {
         var headers = headers
         var body: [UInt8]?
@@ -44,7 +50,8 @@ final class APIFixture: Sendable {
             headers.append(("Content-Type", "application/json"))
         }
         // A generous timeout: the suite runs in parallel on two cores, and a slow answer is not a wrong one.
-        return try server.connect(timeoutSeconds: 60).request(method, target, headers: headers, body: body)
+        return try server.connect(timeoutSeconds: 60, sourceHost: sourceHost).request(
+            method, target, headers: headers, body: body)
     }
 
     /// Creates or replaces a list; expects success.
