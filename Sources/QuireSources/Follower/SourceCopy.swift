@@ -29,6 +29,8 @@ struct SourceCopy {
         var list: String?
         var rows: [(terms: RowTerms, place: RowPlace)] = []
         try connection.copy(select) { values in
+            // A copy of a large table takes a while: stopping the service does not wait for its end.
+            if follower.isStopping { throw SourceStopped() }
             var row = [String?](repeating: nil, count: mapping.rowWidth)
             for (value, slot) in zip(values, slots) { if let slot { row[slot] = value } }
             switch mapping.terms(of: row) {
@@ -99,6 +101,9 @@ struct SourceCopy {
         }
     }
 }
+
+/// The service stopped the follower in the middle of a copy: the copy is made again at the next start.
+struct SourceStopped: Error {}
 
 /// A write of the follower that the write path refused or could not store: the follower connects again and goes on
 /// from the position the store holds.
