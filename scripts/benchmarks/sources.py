@@ -9,7 +9,7 @@ The load is pgbench's (scripts of one statement each); the committed transaction
 carry); the applied ones by Quire's /metrics (quire_source_transactions_total) or, where this build lacks it, by the
 lists' versions (one per list per transaction)."""
 import json, os, re, signal, subprocess, sys, tempfile, threading, time
-import urllib.error, urllib.request
+import urllib.error, urllib.parse, urllib.request
 
 from .common import ROOT, build, children, free_port, request, wait_ready
 from .lists import Connection
@@ -129,7 +129,7 @@ class Quire:
             found.update({entry["list"]: entry["version"] for entry in answer["lists"]})
             if not answer["page"]["hasNext"]:
                 break
-            after = f"&after={answer['page']['next']}"
+            after = f"&after={urllib.parse.quote(str(answer['page']['next']), safe='')}"
         for name in names:
             if name not in found:
                 _, body = connection.request("GET", f"/v1/lists/{name}?limit=1")
@@ -183,19 +183,22 @@ def single_rows(options, db, quire):
     }
     counted = db.pgbench(scripts, options.clients, options.seconds,
                          {"lists": options.lists, "rows": options.lists * options.rows_per_list})
-    loaded = time.monotonic() - began
+    ended = time.monotonic()
+    loaded = ended - began
     # The slot of a source whose table took no transaction meanwhile (t_batch's): what it keeps of the others' WAL.
     idle_retained = db.retained_wal("quire_b")
     applied_at_end = quire.metric("quire_source_transactions_total", "s")
     lag_bytes = quire.metric("quire_source_lag_bytes", "s")
     sampling.set()
     sampler.join()
-    # Everything committed before the marker is applied before it: the time it takes to appear is the lag.
+    # Everything committed before the marker is applied before it: from the load's end until the marker shows is the
+    # lag (the marker's own commit included).
     marker_version = quire.version("s-mark")
     db.sql("INSERT INTO t_single (list, sect, ord, n) VALUES ('mark', 0, 0, 0)")
-    lag = quire.wait_for("s-mark", marker_version)
+    quire.wait_for("s-mark", marker_version)
+    lag = time.monotonic() - ended
     time.sleep(1)  # the clients' statistics reach the server as their connections end
-    committed = db.rows_changed("t_single") - changed_before
+    committed = db.rows_changed("t_single") - changed_before - 1  # the marker's row is not the load's
     after = quire.versions("s-", names)
     by_versions = sum(after[name] - before[name] for name in names)
     if applied_at_end is not None and applied_before is not None:
