@@ -9,7 +9,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down test docs spec-test readme-test wire-test monitoring-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-limits bench-allocations bench-instructions bench-cluster clean
+.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down demo-sources test docs spec-test readme-test wire-test monitoring-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster bench-sources bench-limits clean
 
 all: build
 
@@ -60,6 +60,12 @@ cluster: build-release
 ## Stops the local cluster (its data stays in .build/cluster).
 cluster-down:
 	scripts/local/cluster down
+
+## A table of a local PostgreSQL (wal_level logical) kept as live lists (docs/sources.md): table messages, Quire on
+## 127.0.0.1:8080 with a source on it (release build) and a writer changing rows every second; open
+## http://127.0.0.1:8080/demo?list=inbox-ann to watch. Ctrl-C stops everything; the data stays in .build/demo-sources.
+demo-sources: build-release
+	QUIRE_BINARY=.build/release/quire scripts/local/demo-sources $(RUN_ARGS)
 
 ## Every test: the format and the house rules, unit, property and loopback-HTTP tests, the documentation, then in
 ## two lanes at once (scripts/test/test-all) schemathesis, the README's curl tour, the wire checks, the alert rules
@@ -152,7 +158,7 @@ format:
 ## Benchmarks: HTTP against bench/mhd-reference.c (a C server on libmicrohttpd) in the same run, memory, long
 ## polls, the wrk Lua scenarios of bench/ (against the reference too), a 60-second mixed soak, the core, the store
 ## (durable writes and start-up), TLS and the local cluster: each a family of scripts/bench.py (scripts/benchmarks/).
-bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-limits bench-cluster
+bench: bench-http bench-allocations bench-instructions bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-limits bench-cluster bench-sources
 
 bench-http: deps-bench
 	scripts/bench.py http --rounds 5 --seconds 5
@@ -231,6 +237,12 @@ bench-limits: deps-bench
 ## wrk's read mix through nginx with 1, 2 and 3 instances, with the CPU per request of the instances and of nginx.
 bench-cluster: deps-bench build-release
 	scripts/bench.py cluster
+
+## Sources (release build, PostgreSQL on loopback): 16 SQL clients' single-row transactions over 10,000 lists for 30 s
+## (applied ÷ committed, lag, the slot's retained WAL), 100-row transactions (rows applied/s), a committed row to a
+## waiting long poll (p50/p99), the first copy of 1,000,000 rows (time, memory), SIGKILL and restart.
+bench-sources: deps-bench build-release
+	scripts/bench.py sources
 
 clean:
 	rm -rf .build .build-*

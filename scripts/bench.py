@@ -73,12 +73,20 @@ server of bench/mhd-reference.c in the same run.
                                                      instance, durable writes through nginx, the partition, wrk's
                                                      read mix with 1, 2 and 3 instances (scripts/test/cluster-test
                                                      --bench-only)
+  scripts/bench.py sources [--seconds S] [--clients N] [--lists N] [--copy-rows N] [--copy-lists N] ...
+                                                     tables of a PostgreSQL on loopback kept as lists by the release
+                                                     build: single-row transactions of N SQL clients (applied ÷
+                                                     committed, the lag at the end, the WAL the slot retains),
+                                                     100-row transactions over 100 lists (rows applied/s), a committed
+                                                     row to a waiting long poll (p50/p99), the first copy of a big
+                                                     table (time, peak memory), SIGKILL and restart
 
 Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
 """
 import argparse
 
 import benchmarks.cluster
+import benchmarks.sources
 import benchmarks.tls
 from benchmarks.allocations import allocations
 from benchmarks.cluster import cluster
@@ -92,6 +100,7 @@ from benchmarks.load import load
 from benchmarks.long_polls import long_polls
 from benchmarks.sessions import sessions
 from benchmarks.soak import soak
+from benchmarks.sources import sources
 from benchmarks.streams import streams
 from benchmarks.tls import tls
 from benchmarks.window_cost import window_cost
@@ -102,7 +111,8 @@ from benchmarks.writes import writes
 FAMILIES = {"http": http, "sessions": sessions, "long-polls": long_polls, "load": load, "soak": soak,
             "window-cost": window_cost, "fan-out": fan_out, "wire": wire, "streams": streams,
             "allocations": allocations, "instructions": instructions, "working-set": working_set,
-            "filters": filters, "writes": writes, "tls": tls, "cluster": cluster, "limits": limits}
+            "filters": filters, "writes": writes, "tls": tls, "cluster": cluster, "limits": limits,
+            "sources": sources}
 
 
 def main():
@@ -182,6 +192,20 @@ def main():
     cl.add_argument("--bench-items", type=int, help="items of each of those lists (default 60)")
     cl.add_argument("--deadline", type=float, help="seconds after which a watchdog stops everything")
     cl.add_argument("--keep", action="store_true", help="leave the cluster running at the end")
+    so = commands.add_parser("sources", description=benchmarks.sources.__doc__, formatter_class=raw)
+    so.add_argument("--binary", default=".build/release/quire",
+                    help="relative paths start at the repository; empty: build it (swift build -c release)")
+    so.add_argument("--seconds", type=int, default=30, help="the single-row load's length")
+    so.add_argument("--clients", type=int, default=16, help="SQL clients of the single-row load")
+    so.add_argument("--lists", type=int, default=10_000, help="lists of the single-row load")
+    so.add_argument("--rows-per-list", type=int, default=10, help="rows of each of those lists at the start")
+    so.add_argument("--batch-seconds", type=int, default=15, help="the 100-row transactions' load's length")
+    so.add_argument("--batch-clients", type=int, default=4)
+    so.add_argument("--batch-rows-per-list", type=int, default=100, help="rows of each of the 100 lists")
+    so.add_argument("--latency-seconds", type=int, default=20, help="the long polls' run")
+    so.add_argument("--latency-rate", type=int, default=20, help="rows committed per second during it")
+    so.add_argument("--copy-rows", type=int, default=1_000_000, help="rows of the table copied at the start")
+    so.add_argument("--copy-lists", type=int, default=10_000, help="lists they fill")
     options = parser.parse_args()
     try:
         FAMILIES[options.command](options)
