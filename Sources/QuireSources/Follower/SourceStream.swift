@@ -51,9 +51,17 @@ struct SourceStream {
             if ContinuousClock.now - lastStatus >= SourceFollower.statusInterval {
                 try sendStatus()
                 measure()
+                try checkTable()
             }
         }
         try? replication.stopReplication()
+    }
+
+    /// The table checked against the source again: dropping a column the source names needs `CASCADE` (the
+    /// publication's column list names it), which takes the table out of the publication, so the log says nothing
+    /// more of it and no Relation message ever shows the column gone.
+    private func checkTable() throws {
+        if let refusal = mapping.source.refusals(in: try database.catalog()).first { throw refusal }
     }
 
     private func note(server position: LSN) {

@@ -1,0 +1,180 @@
+import Foundation
+import QuireHTTP
+import QuireSources
+import QuireTesting
+import Synchronization
+import Testing
+
+/// The `quire` binary following a source of a real PostgreSQL: every bad configuration of API.md §2b refused at
+/// start, and `SIGKILL` at random moments while SQL clients write, with nothing lost, nothing applied twice and no
+/// copy again.
+@Suite(
+    "sources: the quire executable",
+    .serialized, .enabled(if: sourceServerURL != nil, "needs QUIRE_TEST_POSTGRES_URL (make test starts one)"))
+struct SourceExecutableTests {
+    /// A configuration file of one source named `name`, `overrides` replacing its keys.
+    static func configuration(_ name: String, url: String, _ overrides: [String: String] = [:]) throws -> String {
+        var keys = [
+            "name": name, "url": url, "table": "public.messages", "list": "\"inbox-{owner}\"", "section": "folder",
+            "order": "[\"sent_at desc\"]", "type": "message", "data": "[subject]",
+        ]
+        keys.merge(overrides) { $1 }
+        let order = ["name", "url", "table", "list", "section", "order", "type", "data"]
+        let text = "sources:\n  - " + order.map { "\($0): \(keys[$0]!)" }.joined(separator: "\n    ") + "\n"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("quire-\(UUID()).yaml").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("every bad configuration exits 2 naming the source and the key")
+    func badConfigurations() throws {
+        let database = try AppTestDatabase()
+        let role = "quire_norepl_\(database.sourceName)"
+        let admin = try PostgresConnection(url: database.url)
+        defer {
+            database.drop()
+            _ = try? admin.execute("DROP ROLE IF EXISTS \(role)")
+        }
+        try admin.execute(
+            """
+            CREATE TABLE messages (id integer PRIMARY KEY, owner text, folder text, sent_at timestamptz, subject text);
+            CREATE TABLE loose (id integer, owner text, folder text, sent_at timestamptz, subject text);
+            CREATE ROLE \(role) LOGIN; GRANT SELECT ON messages TO \(role)
+            """)
+        let name = database.sourceName
+        let withoutReplication = database.url.replacingOccurrences(of: "://postgres@", with: "://\(role)@")
+        let cases: [([String: String], String)] = [
+            (["table": "public.nothere"], "sources[\(name)].table: no such table public.nothere"),
+            (["section": "shelf"], "sources[\(name)].section: no column shelf in public.messages"),
+            (["data": "[subject, colour]"], "sources[\(name)].data: no column colour in public.messages"),
+            (["table": "public.loose"], "sources[\(name)].table: public.loose has no primary key"),
+            (["url": withoutReplication], "sources[\(name)].url: the role \(role) has no REPLICATION attribute"),
+        ]
+        for (overrides, expected) in cases {
+            let path = try Self.configuration(name, url: database.url, overrides)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let child = try ExecutableTests.child(["serve", "--port", "0", "--config", path])
+            #expect(child.waitForExit(seconds: 20) == 2, "\(overrides): \(child.output)")
+            #expect(child.output.contains(expected), "\(overrides): \(child.output)")
+        }
+    }
+
+    static let lists = (0..<4).map { "k-\($0)" }
+
+    @Test("SIGKILL at random moments while SQL clients write: none lost, none twice, no copy again")
+    func killedWhileWriting() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SeededRandom(seed)
+        let database = try AppTestDatabase()
+        defer { database.drop() }
+        let sql = try PostgresConnection(url: database.url)
+        try sql.execute(
+            """
+            CREATE TABLE counts (id integer PRIMARY KEY, owner text NOT NULL, shelf text NOT NULL, n integer NOT NULL);
+            INSERT INTO counts SELECT g, 'k-' || (g % 4), 's', 0 FROM generate_series(0, 7) g
+            """)
+        let config = try Self.configuration(
+            database.sourceName, url: database.url,
+            [
+                "table": "public.counts", "list": "\"{owner}\"", "section": "shelf", "order": "[\"id\"]",
+                "type": "row", "data": "[n]",
+            ])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("killed-\(UUID()).db").path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            try? FileManager.default.removeItem(atPath: config)
+        }
+        func start() throws -> (QuireProcess, Int) {
+            let child = try QuireProcess(
+                ["serve", "--port", "0", "--config", config, "--storage", file, "--log-format", "json"],
+                environment: ["QUIRE_DEMO_SEED": "false"])
+            return (child, try child.waitForPort())
+        }
+        var (child, port) = try start()
+        let copied = try Self.versions(port: port, until: { $0.values.allSatisfy { $0 > 0 } })
+        #expect(child.output.contains("the table is copied"))
+
+        let writers = Writers()
+        let url = database.url
+        let threads = (1...3).map { writer in
+            DetachedThread.startJoinable { writers.write(url: url, seed: seed &+ UInt64(writer), first: 1000 * writer) }
+        }
+        for restart in 0..<8 {
+            usleep(UInt32(Int.random(in: 150_000...900_000, using: &random)))
+            // A restart goes on from the stored position: it never copies the table again.
+            #expect(restart == 0 || !child.output.contains("the table is copied"), "copied again: \(child.output)")
+            kill(child.pid, SIGKILL)
+            _ = child.waitForExit(seconds: 10)
+            (child, port) = try start()
+        }
+        writers.writing.store(false, ordering: .relaxed)
+        threads.forEach { $0.join() }
+        #expect(writers.failures.withLock { $0 }.isEmpty, "\(writers.failures.withLock { $0 })")
+        let touches = writers.touches.withLock { $0 }
+        let expected = Dictionary(
+            uniqueKeysWithValues: Self.lists.map { ($0, copied[$0]! + touches[$0, default: 0]) })
+        let final = try Self.versions(port: port, until: { $0 == expected })
+        #expect(final == expected, "seed \(seed)")
+        #expect(!child.output.contains("the table is copied"))
+        let rows = try sql.query("SELECT owner, count(*), sum(n) FROM counts GROUP BY owner ORDER BY owner").rows
+        for row in rows {
+            let page = try Self.page(row[0]!, port: port)
+            let items = (page["sections"] as? [[String: Any]] ?? []).flatMap { $0["items"] as? [[String: Any]] ?? [] }
+            let sum = items.reduce(0) { $0 + (($1["data"] as? [String: Any])?["n"] as? Int ?? 0) }
+            #expect("\(items.count)" == row[1]! && "\(sum)" == row[2]!, "\(row) against \(items.count), \(sum)")
+        }
+        kill(child.pid, SIGTERM)
+        #expect(child.waitForExit(seconds: 10) == 0)
+    }
+
+    static func page(_ list: String, port: Int) throws -> [String: Any] {
+        let response = try HTTPClientConnection(host: "127.0.0.1", port: port).request(
+            "GET", "/v1/lists/\(list)?limit=500")
+        guard response.status == 200 else { return ["version": 0] }
+        return try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+
+    /// The lists' versions once `done` holds of them (or after 30 s).
+    static func versions(port: Int, until done: ([String: Int]) -> Bool) throws -> [String: Int] {
+        let deadline = Date().addingTimeInterval(30)
+        var versions: [String: Int] = [:]
+        repeat {
+            for list in lists { versions[list] = try page(list, port: port)["version"] as? Int ?? 0 }
+            if done(versions) { break }
+            usleep(20_000)
+        } while Date() < deadline
+        return versions
+    }
+}
+
+/// SQL clients writing transactions of one or two lists until told to stop, counting the transactions committed per
+/// list; few inserts, so that a page of 500 holds every row of a list.
+final class Writers: Sendable {
+    let writing = Atomic<Bool>(true)
+    let touches = Mutex<[String: Int]>([:])
+    let failures = Mutex<[String]>([])
+
+    func write(url: String, seed: UInt64, first: Int) {
+        var random = SeededRandom(seed)
+        var next = first
+        do {
+            let sql = try PostgresConnection(url: url)
+            while writing.load(ordering: .relaxed) {
+                let row = Int.random(in: 0..<8, using: &random)
+                var statements = ["UPDATE counts SET n = n + 1 WHERE id = \(row)"]
+                var lists: Set<String> = ["k-\(row % 4)"]
+                if next < first + 60, Int.random(in: 0..<6, using: &random) == 0 {
+                    next += 1
+                    statements.append("INSERT INTO counts VALUES (\(next), 'k-\(next % 4)', 's', 0)")
+                    lists.insert("k-\(next % 4)")
+                }
+                try sql.execute("BEGIN; " + statements.joined(separator: "; ") + "; COMMIT")
+                touches.withLock { for list in lists { $0[list, default: 0] += 1 } }
+                // Fast enough to be mid-transaction at every kill, slow enough for a debug build to catch up.
+                usleep(3_000)
+            }
+        } catch {
+            failures.withLock { $0.append("\(error)") }
+        }
+    }
+}
