@@ -17,7 +17,7 @@ extension SQLiteListStore {
         list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?
     ) throws -> Int64? {
         let changes = next.storageChanges(since: previous, keepsLabels: write?.keepsLabels ?? false)
-        let isNew = Self.isNew(previous)
+        let isNew = previous == nil
         do {
             if answersAtOnce {
                 // Nothing to wait for in company: no file is synced.
@@ -34,13 +34,6 @@ extension SQLiteListStore {
         }
         if !answersAtOnce { applyJournalIfDue() }
         return nil
-    }
-
-    /// Whether a commit on `previous` creates the list's row: a list that did not exist, or one held at version 0,
-    /// which is never stored (a source's list with no row yet, made in memory for its readers).
-    static func isNew(_ previous: ListVersion?) -> Bool {
-        guard let previous else { return true }
-        return previous.version == 0
     }
 
     /// `true`: ``commit(together:)`` writes its commits in one transaction.
@@ -65,7 +58,7 @@ extension SQLiteListStore {
             let changes =
                 commit.changes
                 ?? commit.next.storageChanges(since: commit.previous, keepsLabels: commit.write?.keepsLabels ?? false)
-            let (list, next, isNew) = (commit.list, commit.next, Self.isNew(commit.previous))
+            let (list, next, isNew) = (commit.list, commit.next, commit.previous == nil)
             if answersAtOnce {
                 return { @Sendable (db: Database) throws in
                     try self.write(changes, list: list, next: next, isNew: isNew, in: db)

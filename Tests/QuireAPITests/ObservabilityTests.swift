@@ -133,15 +133,8 @@ struct ObservabilityTests {
 
     @Test("one access-log line per request: method, route template, status, duration, bytes, request id")
     func accessLog() throws {
-        let lines = LogLines()
-        var logger = Logger(label: "test") { _ in CapturingLogHandler(lines: lines) }
-        logger.logLevel = .info
-        var configuration = QuireService.Configuration.testing
-        configuration.demo.seed = false
-        let service = QuireService(configuration: configuration, logger: logger)
-        try service.startAndLoad()
+        let (service, server, lines) = try LogLines.service()
         defer { service.shutdown() }
-        let server = try TestServer(running: service.server)
         _ = try server.request("GET", "/v1/lists/missing", headers: [("X-Request-Id", "trace-7")])
         let line = try #require(lines.all.last { $0["log"] == "access" })
         #expect(line["method"] == "GET")
@@ -160,6 +153,18 @@ final class LogLines: Sendable {
     func append(_ line: Logger.Metadata) { lines.withLock { $0.append(line) } }
 
     var all: [Logger.Metadata] { lines.withLock { $0 } }
+
+    /// A started service (no demo list) whose log records go to the lines returned, with a client of it.
+    static func service() throws -> (QuireService, TestServer, LogLines) {
+        let lines = LogLines()
+        var logger = Logger(label: "test") { _ in CapturingLogHandler(lines: lines) }
+        logger.logLevel = .info
+        var configuration = QuireService.Configuration.testing
+        configuration.demo.seed = false
+        let service = QuireService(configuration: configuration, logger: logger)
+        try service.startAndLoad()
+        return (service, try TestServer(running: service.server), lines)
+    }
 }
 
 /// Keeps the metadata of every record.

@@ -19,7 +19,7 @@ struct SourceEdgeTests {
         "i2", "i4", "i8", "r", "d", "num", "b", "j", "jb", "arr", "tarr", "ts", "t", "dt", "u", "tx",
     ]
 
-    static func source(_ database: AppTestDatabase, table: String, data: [String]) -> SourceConfiguration {
+    static func source(_ database: SourceDatabase, table: String, data: [String]) -> SourceConfiguration {
         SourceConfiguration(
             name: database.sourceName, url: database.url, table: TableName(name: table),
             list: ListTemplate(prefix: "e-", column: "owner"), section: "folder",
@@ -49,7 +49,7 @@ struct SourceEdgeTests {
 
     @Test("every type of the value mapping and NULLs, the same through the copy and through the log")
     func values() throws {
-        let database = try AppTestDatabase()
+        let database = try SourceDatabase()
         defer { database.drop() }
         let sql = try PostgresConnection(url: database.url)
         let values =
@@ -105,7 +105,7 @@ struct SourceEdgeTests {
 
     @Test("an invalid list name is skipped and counted; TRUNCATE then inserts in one transaction; columns change")
     func skippedTruncatedAndSchema() throws {
-        let database = try AppTestDatabase()
+        let database = try SourceDatabase()
         defer { database.drop() }
         let sql = try PostgresConnection(url: database.url)
         try sql.execute(

@@ -28,7 +28,7 @@ struct SourceExecutableTests {
 
     @Test("every bad configuration exits 2 naming the source and the key")
     func badConfigurations() throws {
-        let database = try AppTestDatabase()
+        let database = try SourceDatabase()
         let role = "quire_norepl_\(database.sourceName)"
         let admin = try PostgresConnection(url: database.url)
         defer {
@@ -65,7 +65,7 @@ struct SourceExecutableTests {
     func killedWhileWriting() throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         var random = SeededRandom(seed)
-        let database = try AppTestDatabase()
+        let database = try SourceDatabase()
         defer { database.drop() }
         let sql = try PostgresConnection(url: database.url)
         try sql.execute(

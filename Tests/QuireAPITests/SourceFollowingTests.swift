@@ -17,7 +17,7 @@ import Testing
 struct SourceFollowingTests {
     @Test("copy, inserts, updates, moves, list changes, deletes, TOAST kept, TRUNCATE, a restart without a copy")
     func tableToLists() throws {
-        let database = try AppTestDatabase()
+        let database = try SourceDatabase()
         defer { database.drop() }
         let sql = try PostgresConnection(url: database.url)
         try sql.execute(
@@ -177,7 +177,13 @@ struct SourceFollowingTests {
     }
 }
 
-let sourceServerURL = ProcessInfo.processInfo.environment["QUIRE_TEST_POSTGRES_URL"]
+/// The test server of Tests/QuireSourcesTests/TestServer.swift (linked here as Support/SourceTestServer.swift).
+let sourceServerURL = serverURL
+
+extension SourceDatabase {
+    /// A source name no other test uses (`[a-z0-9_]`, short enough for its slot's name).
+    var sourceName: String { "t" + name.dropFirst("quire_sources_".count) }
+}
 
 extension APIFixture {
     /// The list's page as JSON (an empty list when it does not exist).
@@ -203,36 +209,5 @@ extension APIFixture {
         var versions: [String: Int] = [:]
         for list in lists { versions[list] = try page(list)["version"] as? Int ?? 0 }
         return versions
-    }
-}
-
-/// A database of its own on the test server, dropped with its slots.
-final class AppTestDatabase {
-    let name: String
-    let url: String
-    let sourceName: String
-    private let admin: PostgresConnection
-
-    init() throws {
-        let suffix = UInt32.random(in: 0...UInt32.max)
-        name = "quire_follow_\(suffix)"
-        sourceName = "t\(suffix)"
-        let server = try #require(sourceServerURL)
-        admin = try PostgresConnection(url: server)
-        try admin.execute("CREATE DATABASE \(name)")
-        let withoutOptions = server.split(separator: "?", maxSplits: 1)[0]
-        url = withoutOptions[..<(withoutOptions.lastIndex(of: "/") ?? withoutOptions.endIndex)] + "/" + name
-    }
-
-    func drop() {
-        let slots = "FROM pg_replication_slots WHERE database = $1"
-        _ = try? admin.query("SELECT pg_terminate_backend(active_pid) \(slots) AND active_pid IS NOT NULL", [name])
-        for _ in 0..<100 {
-            guard let active = try? admin.query("SELECT count(*) \(slots) AND active", [name]), active[0][0] != "0"
-            else { break }
-            usleep(50_000)
-        }
-        _ = try? admin.query("SELECT pg_drop_replication_slot(slot_name) \(slots)", [name])
-        _ = try? admin.execute("DROP DATABASE \(name) WITH (FORCE)")
     }
 }

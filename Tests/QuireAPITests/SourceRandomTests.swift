@@ -26,7 +26,7 @@ struct SourceRandomTests {
             ProcessInfo.processInfo.environment["QUIRE_TEST_SEED"].flatMap(UInt64.init)
             ?? UInt64.random(in: 0...UInt64.max)
         var random = SeededRandom(seed)
-        let database = try AppTestDatabase()
+        let database = try SourceDatabase()
         defer { database.drop() }
         let sql = try PostgresConnection(url: database.url)
         try sql.execute(

@@ -42,15 +42,8 @@ struct TraceContextTests {
 
     @Test("the access log line names the request's trace id; an invalid or missing traceparent gets a fresh one")
     func accessLogLine() throws {
-        let lines = LogLines()
-        var logger = Logger(label: "test") { _ in CapturingLogHandler(lines: lines) }
-        logger.logLevel = .info
-        var configuration = QuireService.Configuration.testing
-        configuration.demo.seed = false
-        let service = QuireService(configuration: configuration, logger: logger)
-        try service.startAndLoad()
+        let (service, server, lines) = try LogLines.service()
         defer { service.shutdown() }
-        let server = try TestServer(running: service.server)
         func traceOfLastLine(_ headers: [(String, String)]) throws -> String {
             _ = try server.request("GET", "/v1/lists/missing", headers: headers)
             let line = try #require(lines.all.last { $0["log"] == "access" })

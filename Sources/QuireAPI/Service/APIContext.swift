@@ -46,7 +46,7 @@ final class APIContext: Sendable {
         metrics: ServiceMetrics, readiness: Readiness, rateLimitClock: RateLimitClock = .monotonic
     ) {
         self.registry = registry
-        writes = ListWrites(registry: registry, logger: logger)
+        writes = ListWrites(registry: registry, logger: logger, sources: configuration.sources)
         serviceMetrics = metrics
         self.configuration = configuration
         self.logger = logger
@@ -112,7 +112,7 @@ final class APIContext: Sendable {
     func startFollowers() {
         let followers = writes.followers.withLock { followers in
             if followers.isEmpty {
-                followers = configuration.sources.map { source in
+                followers = writes.sources.map { source in
                     SourceFollower(source: source, writer: writes, limits: registry.limits, logger: logger)
                 }
             }

@@ -21,16 +21,14 @@ extension ListWrites: SourceWriter {
     }
 
     func state(of source: String) throws -> SourceState {
-        try registry.sourceState(of: source)
+        try registry.store.sourceState(of: source)
     }
 
-    func forget(_ source: String) throws {
-        try registry.forgetSource(source)
-    }
-
-    /// The follower that keeps `list`, if a source's template makes its name.
+    /// The follower that keeps `list`, if a source's template makes its name. Every write and every read of a list
+    /// not held asks: without sources, the answer costs a look at an empty array.
     func follower(of list: String) -> SourceFollower? {
-        followers.withLock { $0 }.first { $0.makes(list) }
+        guard sources.contains(where: { $0.list.canMake(list) }) else { return nil }
+        return followers.withLock { $0 }.first { $0.makes(list) }
     }
 
     /// `409 list-from-source` for a write of a source's list through the API.

@@ -21,11 +21,17 @@ final class ListWrites: Sendable {
     let writePlacement: WritePlacement
     /// Where a delete of the registry's store runs.
     let deletePlacement: WritePlacement
-    /// The followers of sources, whose lists no other producer writes (set once, as the service starts).
+    /// The configured sources, whose lists no other producer writes.
+    let sources: [SourceConfiguration]
+    /// Their followers, made when the service starts.
     let followers = Mutex<[SourceFollower]>([])
 
-    init(registry: ListRegistry, logger: Logger, scheduler: WriteScheduler = WriteScheduler()) {
+    init(
+        registry: ListRegistry, logger: Logger, sources: [SourceConfiguration] = [],
+        scheduler: WriteScheduler = WriteScheduler()
+    ) {
         self.registry = registry
+        self.sources = sources
         self.logger = logger
         self.scheduler = scheduler
         let kind = StoreKind(of: registry)

@@ -64,8 +64,6 @@ struct SourceTransaction {
         self.current = current
     }
 
-    var isEmpty: Bool { listOrder.isEmpty && placed.isEmpty && !truncated }
-
     // MARK: - Rows
 
     /// The place of row `id` as of this transaction.
@@ -264,8 +262,13 @@ struct SourceTransaction {
         -> Anchor
     {
         let count = version.topLevelItemCount(inSection: section) ?? 0
-        // The items other than `excluded`, by index: positions at and after its own shift by one.
-        let own = (0..<count).firstIndex { version.topLevelItemID(at: $0, inSection: section) == excluded }
+        // The items other than `excluded`, by index: positions at and after its own shift by one. Its own index is
+        // found by its key (the place it had), as any other: no key equals another's.
+        let own = place(of: excluded).flatMap { old -> Int? in
+            guard version.sectionOfTopLevelItem(excluded) == section else { return nil }
+            let index = lowerBound(old.key, in: section, of: version, count: count)
+            return version.topLevelItemID(at: index, inSection: section) == excluded ? index : nil
+        }
         let others = own == nil ? count : count - 1
         func id(_ position: Int) -> String {
             let real = own.map { position >= $0 ? position + 1 : position } ?? position
@@ -279,6 +282,18 @@ struct SourceTransaction {
         }
         if low < others { return .before(id(low)) }
         return others > 0 ? .after(id(others - 1)) : .end
+    }
+
+    /// The index of the first item of `section` whose key is not less than `key`.
+    private func lowerBound(_ key: ItemOrderKey, in section: String, of version: ListVersion, count: Int) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            let id = version.topLevelItemID(at: middle, inSection: section)!
+            if let other = place(of: id), other.key < key { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// Where a new section of key `key` goes: before the first section whose key is greater, else at the end.

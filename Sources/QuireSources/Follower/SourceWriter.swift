@@ -13,7 +13,4 @@ public protocol SourceWriter: Sendable {
 
     /// What the store holds of `source`.
     func state(of source: String) throws -> SourceState
-
-    /// Forgets what the store holds of `source`.
-    func forget(_ source: String) throws
 }

@@ -100,10 +100,11 @@ extension ListRegistry {
                     guard let previous else { throw .listNotFound }
                     return .done(Commit(version: previous, created: false))
                 }
-                var next = previous.map { $0.version > 0 } != true ? try numberedOn(built, name) : built
+                let stored = Self.stored(previous)
+                var next = stored == nil ? try numberedOn(built, name) : built
                 do {
                     if let logged = try store.commit(
-                        list: name, previous: previous, at: position, next: next, write: write)
+                        list: name, previous: stored, at: position, next: next, write: write)
                     {
                         position = logged
                     }
@@ -232,10 +233,11 @@ extension ListRegistry {
                     } else {
                         next = try queued.write.apply(to: previous, limits: limits)
                     }
-                    if previous.map({ $0.version > 0 }) != true { next = try numberedOn(next, queued.name) }
+                    let stored = Self.stored(previous)
+                    if stored == nil { next = try numberedOn(next, queued.name) }
                     commits.append(
                         ListCommit(
-                            list: queued.name, previous: previous, next: next, write: queued.write, changes: changes))
+                            list: queued.name, previous: stored, next: next, write: queued.write, changes: changes))
                     if !written.contains(queued.name) { made.append(index) }
                     written.insert(queued.name)
                     current[queued.name] = .some(next)
@@ -279,8 +281,13 @@ extension ListRegistry {
         }
     }
 
-    /// `version`, the first of a list `name` creates (on none, or on the empty version 0 held for a list that exists
-    /// before its first write, ``holdEmptyIfAbsent(_:)``), numbered on from the last version of a list of that name
+    /// The version the store holds of a list held at `previous`: none for the empty version 0 held in memory only
+    /// (``holdEmptyIfAbsent(_:)``), which the store never has: a write on it creates the list there.
+    private static func stored(_ previous: ListVersion?) -> ListVersion? {
+        previous.flatMap { $0.version > 0 ? $0 : nil }
+    }
+
+    /// `version`, the first of a list `name` creates, numbered on from the last version of a list of that name
     /// deleted before (``ListStore/retiredVersion(of:)``), never from 1 anew.
     private func numberedOn(_ version: ListVersion, _ name: String) throws(WriteError) -> ListVersion {
         let retired: UInt64

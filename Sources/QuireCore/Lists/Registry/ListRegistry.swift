@@ -102,16 +102,6 @@ public final class ListRegistry: Sendable {
         residents.withLock { $0.entries.index(forKey: name) != nil }
     }
 
-    /// What the store holds of source `source` (``ListStore/sourceState(of:)``).
-    public func sourceState(of source: String) throws -> SourceState {
-        try store.sourceState(of: source)
-    }
-
-    /// Forgets what the store holds of source `source` (``ListStore/forgetSource(_:)``).
-    public func forgetSource(_ source: String) throws {
-        try store.forgetSource(source)
-    }
-
     /// Whether the store keeps the lists: when it does not (``InMemoryListStore``), a list not held does not exist.
     public var storeKeepsLists: Bool { store.keepsLists }
 
@@ -170,7 +160,7 @@ public final class ListRegistry: Sendable {
     }
 
     /// The version of `name`, loaded when not held; when the store has no such list, an empty version 0 held in
-    /// memory only (the store creates the list with its first write: see ``ListStore``): a list that exists before
+    /// memory only (the store creates the list with its first write): a list that exists before
     /// its first item, as a source's lists do (API.md §2b). Not a write: nothing is stored, no observer is told.
     ///
     /// - Throws: the store's error when it cannot be read.

@@ -1,0 +1,1 @@
+../../QuireSourcesTests/TestServer.swift
