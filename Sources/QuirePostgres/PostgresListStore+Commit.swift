@@ -146,7 +146,7 @@ extension PostgresListStore {
     ///     Outside one, a kept sibling not found may be another instance's commit since the write was built: that
     ///     is left to the locked attempt; and the call is the commit (`committing` is set before it is sent).
     /// - Returns: the log position, or `nil` when the list is not at the expected version (nothing written).
-    private func store(
+    func store(
         _ request: CommitRequest, on connection: PostgresConnection, locked: Bool, committing: inout Bool
     ) throws -> Int64? {
         guard let placements = try placements(of: request, on: connection, locked: locked) else { return nil }
@@ -185,7 +185,7 @@ extension PostgresListStore {
     /// list deleted and created again from the one the write was built on, whatever their version numbers.
     /// A list that does not exist has no row to lock: an advisory lock on its name stands in, so that two
     /// instances creating it at once go one after the other (rather than deadlock on its rows).
-    private func lockList(
+    func lockList(
         _ list: String, expecting expected: (version: UInt64, position: Int64)?, beginning: Bool,
         on connection: PostgresConnection
     ) throws {

@@ -156,6 +156,21 @@ public final class PostgresListStore: ListStore {
             END IF;
         END $$
         """,
+        // Sources (API.md §2b): how far each has applied its database's log (NULL while its table is being copied),
+        // and the place of each of its rows (list, section, order key: ListStore.sourceState), written in the
+        // transaction of the source's lists' commits.
+        """
+        CREATE TABLE IF NOT EXISTS quire_source (
+            name text PRIMARY KEY,
+            position bigint)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS quire_source_row (
+            source text NOT NULL,
+            id text NOT NULL,
+            place text NOT NULL,
+            PRIMARY KEY (source, id))
+        """,
         commitFunction,
         "COMMIT",
     ]

@@ -8,8 +8,9 @@ extension SQLiteListStore {
     /// Stores `commits` as ``commit(together:)`` does and `progress` in the same transaction (one sync of the file):
     /// a source's versions and its position in its database's log are durable together.
     ///
+    /// - Returns: no positions: the file keeps no log of writes.
     /// - Throws: ``StoreError``; nothing is stored then.
-    public func commit(together commits: [ListCommit], progress: SourceProgress) throws {
+    public func commit(together commits: [ListCommit], progress: SourceProgress) throws -> [String: Int64] {
         var works = listWorks(commits)
         works.append { @Sendable db in try Self.record(progress, in: db) }
         do {
@@ -18,6 +19,7 @@ extension SQLiteListStore {
             throw failedWrite(error)
         }
         if !answersAtOnce { applyJournalIfDue() }
+        return [:]
     }
 
     /// What the file holds of `source`.

@@ -79,22 +79,12 @@ struct ServeCommand: ParsableCommand {
     }
 
     /// Every source checked against its database (API.md §2b): each refusal printed, naming the source and the key,
-    /// then exit status 2. A source's progress is kept with its lists, in one transaction: on a SQLite file (or in
-    /// memory), not yet on the cluster's PostgreSQL.
+    /// then exit status 2.
     private static func checkSources(_ settings: Settings) throws {
         guard !settings.sources.isEmpty else { return }
         var refusals: [String] = []
-        #if PostgreSQL
-            if settings.postgres != nil {
-                refusals.append(
-                    "sources: followed on storage.kind sqlite (or :memory:); a cluster on PostgreSQL does not follow "
-                        + "sources")
-            }
-        #endif
-        if refusals.isEmpty {
-            for source in settings.sources {
-                refusals += SourceFollower.refusals(of: source, limits: settings.service.limits).map(\.description)
-            }
+        for source in settings.sources {
+            refusals += SourceFollower.refusals(of: source, limits: settings.service.limits).map(\.description)
         }
         guard !refusals.isEmpty else { return }
         for refusal in refusals { FileHandle.standardError.write(Data("quire: \(refusal)\n".utf8)) }

@@ -1,8 +1,13 @@
 import ArgumentParser
 import Foundation
+import Logging
 import QuireCore
 import QuireSources
 import QuireStore
+
+#if PostgreSQL
+    import QuirePostgres
+#endif
 
 /// `quire sources status|resync|drop`: a source's state in the store and on its database, a copy of its table made
 /// again at the next start, or the source removed from its database (API.md §2b).
@@ -31,7 +36,19 @@ struct SourcesCommand: ParsableCommand {
             self.sources = sources
         }
 
-        func store() throws -> SQLiteListStore { try SQLiteListStore(path: settings.storagePath) }
+        /// Runs `body` with the store the settings name (the SQLite file, or a cluster's PostgreSQL), then closes it.
+        func withStore<Result>(_ body: (any ListStore) throws -> Result) throws -> Result {
+            #if PostgreSQL
+                if let postgres = settings.postgres {
+                    let store = try PostgresListStore(settings: postgres, logger: Logger(label: "quire.sources"))
+                    defer { store.close() }
+                    return try body(store)
+                }
+            #endif
+            let store = try SQLiteListStore(path: settings.storagePath)
+            defer { try? store.close() }
+            return try body(store)
+        }
     }
 
     struct Status: ParsableCommand {
@@ -43,10 +60,10 @@ struct SourcesCommand: ParsableCommand {
 
         func run() throws {
             let context = try Context(options: options, name: name)
-            let store = try context.store()
-            defer { try? store.close() }
-            for source in context.sources {
-                let state = try store.sourceState(of: source.name)
+            let states = try context.withStore { store in
+                try context.sources.map { try store.sourceState(of: $0.name) }
+            }
+            for (source, state) in zip(context.sources, states) {
                 var line = "\(source.name): \(source.table) → \(source.list)"
                 line += state.position.map { ", applied through \(LSN($0))" } ?? ", no copy of the table yet"
                 line += ", \(state.rows.count) rows"
@@ -101,9 +118,7 @@ struct SourcesCommand: ParsableCommand {
                 FileHandle.standardError.write(Data("quire: dropping \(source.publication): \(error)\n".utf8))
                 throw ExitCode(1)
             }
-            let store = try context.store()
-            defer { try? store.close() }
-            try store.forgetSource(name)
+            try context.withStore { try $0.forgetSource(name) }
             print("\(name): slot \(source.slot) and publication \(source.publication) dropped; its lists stay")
         }
     }

@@ -30,25 +30,34 @@ struct SourceExecutableTests {
     func badConfigurations() throws {
         let database = try SourceDatabase()
         let role = "quire_norepl_\(database.sourceName)"
+        let reader = "quire_reader_\(database.sourceName)"
         let admin = try PostgresConnection(url: database.url)
         defer {
             database.drop()
             _ = try? admin.execute("DROP ROLE IF EXISTS \(role)")
+            _ = try? admin.execute("DROP ROLE IF EXISTS \(reader)")
         }
         try admin.execute(
             """
             CREATE TABLE messages (id integer PRIMARY KEY, owner text, folder text, sent_at timestamptz, subject text);
             CREATE TABLE loose (id integer, owner text, folder text, sent_at timestamptz, subject text);
-            CREATE ROLE \(role) LOGIN; GRANT SELECT ON messages TO \(role)
+            CREATE ROLE \(role) LOGIN; GRANT SELECT ON messages TO \(role);
+            CREATE ROLE \(reader) LOGIN REPLICATION; GRANT SELECT ON messages TO \(reader)
             """)
         let name = database.sourceName
         let withoutReplication = database.url.replacingOccurrences(of: "://postgres@", with: "://\(role)@")
+        let notOwner = database.url.replacingOccurrences(of: "://postgres@", with: "://\(reader)@")
         let cases: [([String: String], String)] = [
             (["table": "public.nothere"], "sources[\(name)].table: no such table public.nothere"),
             (["section": "shelf"], "sources[\(name)].section: no column shelf in public.messages"),
             (["data": "[subject, colour]"], "sources[\(name)].data: no column colour in public.messages"),
             (["table": "public.loose"], "sources[\(name)].table: public.loose has no primary key"),
             (["url": withoutReplication], "sources[\(name)].url: the role \(role) has no REPLICATION attribute"),
+            (
+                ["url": notOwner],
+                "sources[\(name)].table: the publication quire_\(name) does not exist, and only the owner of "
+                    + "public.messages may create it"
+            ),
         ]
         for (overrides, expected) in cases {
             let path = try Self.configuration(name, url: database.url, overrides)
@@ -125,6 +134,78 @@ struct SourceExecutableTests {
         }
         kill(child.pid, SIGTERM)
         #expect(child.waitForExit(seconds: 10) == 0)
+    }
+
+    @Test("a cluster of two: one instance follows, the other takes over when it is killed; none lost, none twice")
+    func clusterTakeover() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        let database = try SourceDatabase()
+        // Quire's own store, the cluster's PostgreSQL: another database of the test server.
+        let lists = try SourceDatabase()
+        defer {
+            database.drop()
+            lists.drop()
+        }
+        let sql = try PostgresConnection(url: database.url)
+        try sql.execute(
+            """
+            CREATE TABLE counts (id integer PRIMARY KEY, owner text NOT NULL, shelf text NOT NULL, n integer NOT NULL);
+            INSERT INTO counts SELECT g, 'k-' || (g % 4), 's', 0 FROM generate_series(0, 7) g
+            """)
+        let config = try Self.configuration(
+            database.sourceName, url: database.url,
+            [
+                "table": "public.counts", "list": "\"{owner}\"", "section": "shelf", "order": "[\"id\"]",
+                "type": "row", "data": "[n]",
+            ])
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        func start(_ instance: String) throws -> (QuireProcess, Int) {
+            let child = try QuireProcess(
+                ["serve", "--port", "0", "--config", config, "--log-format", "json"],
+                environment: [
+                    "QUIRE_DEMO_SEED": "false", "QUIRE_STORAGE_KIND": "postgres", "QUIRE_STORAGE_URL": lists.url,
+                    "QUIRE_CLUSTER_INSTANCE": instance,
+                ])
+            return (child, try child.waitForPort())
+        }
+        func waitFor(_ line: String, in child: QuireProcess) {
+            let deadline = Date().addingTimeInterval(20)
+            while !child.output.contains(line) && Date() < deadline { usleep(20_000) }
+            #expect(child.output.contains(line), "\(line): \(child.output)")
+        }
+        let (first, firstPort) = try start("qa")
+        let copied = try Self.versions(port: firstPort, until: { $0.values.allSatisfy { $0 > 0 } })
+        waitFor("the table is copied", in: first)
+        let (second, port) = try start("qb")
+        waitFor("another instance follows the source", in: second)
+
+        let writers = Writers()
+        let url = database.url
+        let threads = (1...2).map { writer in
+            DetachedThread.startJoinable { writers.write(url: url, seed: seed &+ UInt64(writer), first: 1000 * writer) }
+        }
+        usleep(700_000)
+        kill(first.pid, SIGKILL)
+        _ = first.waitForExit(seconds: 10)
+        waitFor("taking the source over", in: second)
+        usleep(500_000)
+        writers.writing.store(false, ordering: .relaxed)
+        threads.forEach { $0.join() }
+        #expect(writers.failures.withLock { $0 }.isEmpty, "\(writers.failures.withLock { $0 })")
+        let touches = writers.touches.withLock { $0 }
+        let expected = Dictionary(
+            uniqueKeysWithValues: Self.lists.map { ($0, copied[$0]! + touches[$0, default: 0]) })
+        let final = try Self.versions(port: port, until: { $0 == expected })
+        #expect(final == expected, "seed \(seed): \(second.output)")
+        #expect(!second.output.contains("the table is copied"))
+
+        // The instance started again waits in its turn.
+        let (again, _) = try start("qa")
+        waitFor("another instance follows the source", in: again)
+        for child in [again, second] {
+            kill(child.pid, SIGTERM)
+            #expect(child.waitForExit(seconds: 10) == 0)
+        }
     }
 
     static func page(_ list: String, port: Int) throws -> [String: Any] {

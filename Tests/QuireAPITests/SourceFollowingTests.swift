@@ -117,6 +117,12 @@ struct SourceFollowingTests {
         for list in ["inbox-ann", "inbox-bob", "inbox-cat", "inbox-dan"] {
             #expect(try (fixture.page(list)["sections"] as? [Any])?.isEmpty == true, "\(list) after TRUNCATE")
         }
+        // The index shows a source's lists with rows only, the page after them read on (limit 1: one list a page).
+        try sql.execute("INSERT INTO messages VALUES (10, 'eve', 'inbox', '2026-12-04 00:00:00+00', 'ten', NULL, 's')")
+        try Self.waitForModel(fixture, sql)
+        let index = try fixture.call("GET", "/v1/lists?prefix=inbox-&limit=1").object()
+        #expect((index["lists"] as? [[String: Any]])?.compactMap { $0["list"] as? String } == ["inbox-eve"], "\(index)")
+        #expect((index["page"] as? [String: Any])?["hasNext"] as? Bool == false, "\(index)")
         fixture.stop()
     }
 

@@ -510,14 +510,15 @@ struct TimedListStore: ListStoreDecorator {
     /// The store's own: a source's transaction is timed as a batch.
     var keepsSources: Bool { base.keepsSources }
 
-    func commit(together commits: [ListCommit], progress: SourceProgress) throws {
+    func commit(together commits: [ListCommit], progress: SourceProgress) throws -> [String: Int64] {
         let start = ContinuousClock.now
         defer {
             let elapsed = ContinuousClock.now - start
             for _ in commits { timer.record(elapsed) }
         }
-        try base.commit(together: commits, progress: progress)
+        let positions = try base.commit(together: commits, progress: progress)
         self.commits.increment()
+        return positions
     }
 
     func commit(list: String, previous: ListVersion?, at position: Int64, next: ListVersion, write: ListWrite?)

@@ -16,6 +16,10 @@ enum SourceMetrics {
             "quire_source_up", "gauge", "1 while the source is copied or followed, 0 while it reconnects or stopped.",
             each.map { ($0.label, $0.statistics.isUp ? "1" : "0") })
         family(
+            "quire_source_standby", "gauge",
+            "1 while another instance of the cluster follows the source and this one waits to take over.",
+            each.map { ($0.label, $0.statistics.isStandby ? "1" : "0") })
+        family(
             "quire_source_syncing", "gauge", "1 while the source copies its table (its lists answer 503).",
             each.map { ($0.label, $0.statistics.isSyncing ? "1" : "0") })
         family(

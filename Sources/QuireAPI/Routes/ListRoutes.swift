@@ -55,9 +55,18 @@ extension APIContext {
     private func listIndexPage(_ selection: ListSelection, prefix: String, after: String?, limit: Int)
         throws(Problem) -> Response
     {
-        let summaries: [ListSummary]
+        var summaries: [ListSummary] = []
         do {
-            summaries = try registry.summaries(of: selection, after: after, limit: limit + 1)
+            // A source's list without rows is left out (API.md §2b: the index shows those with rows), and the page
+            // read on past it so that it still holds `limit` lists when there are more.
+            var cursor = after
+            while summaries.count <= limit {
+                let read = try registry.summaries(of: selection, after: cursor, limit: limit + 1)
+                summaries += read.filter { $0.items > 0 || writes.follower(of: $0.name) == nil }
+                guard read.count > limit, let last = read.last else { break }
+                cursor = last.name
+            }
+            if summaries.count > limit + 1 { summaries.removeLast(summaries.count - limit - 1) }
         } catch {
             logger.error("listing the lists failed", metadata: ["error": "\(error)"])
             throw Problem.overloaded("The lists could not be read from the store. Retry shortly.", retryAfterSeconds: 1)

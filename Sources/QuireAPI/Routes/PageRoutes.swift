@@ -13,8 +13,9 @@ extension APIContext {
         // A page the cache holds, of the list's current version, answers at once: it was made for these very
         // inputs (the name, the limit, the cursor as sent), which were checked then. Checking them again (the
         // name's characters; a cursor's decoding) would be a large share of a cached page's cost, more with a
-        // cursor. Anything else takes the whole way below, in the order its errors are reported.
-        if filterText == nil,
+        // cursor. Anything else takes the whole way below, in the order its errors are reported. A source's list
+        // whose table is being copied again is not whole: its cached pages do not answer (`503 source-syncing`).
+        if filterText == nil, writes.sources.isEmpty || sourceSyncing(parameters["list"] ?? "") == nil,
             let limit = try? RequestInput.integer(
                 request, "limit", in: 1...pages.maxLimit, default: pages.defaultLimit),
             let page = pageCache.currentValue(
@@ -63,6 +64,7 @@ extension APIContext {
         // compressed, each with its own tag). A cached page costs one lookup; the version is read only to make
         // a page the cache does not hold, or holds of an older version.
         let query = PageQuery(list: name, limit: limit, after: after, before: before)
+        if let syncing = sourceSyncing(name) { throw syncing }
         if let page = cachedPage(query, cursor: cursor) { return .prepared(page.response) }
         let decoded = cursor
         return try withLoadedList(name) { [self] version in

@@ -10,6 +10,10 @@ extension ListWrites: SourceWriter {
         try registry.loadedVersion(of: list)
     }
 
+    func latestVersion(of list: String) throws -> ListVersion? {
+        try registry.latestVersion(of: list)
+    }
+
     /// Made on the follower's thread (never libmicrohttpd's: nothing else waits on it), counted among the writes
     /// under way so that shutdown waits for it, refused once the service is shutting down.
     func commit(_ writes: [ListRegistry.QueuedWrite], progress: SourceProgress)

@@ -84,8 +84,14 @@ public protocol ListStore: Sendable {
     /// transaction: a source's lists and how far its log is applied are durable together, or neither is. For a
     /// store that ``keepsSources``; the registry calls it with the lock of every list in it held.
     ///
-    /// - Throws: ``SourcesNotKept`` (the default), or the store's error; nothing is stored then.
-    func commit(together commits: [ListCommit], progress: SourceProgress) throws
+    /// A shared store checks each commit against the log position the registry holds its list at
+    /// (``ListCommit/position``), as ``commit(list:previous:at:next:write:)`` does, and locks the lists in name order.
+    ///
+    /// - Returns: the log position of each list's last commit, for a store with a log (none otherwise).
+    /// - Throws: ``SourcesNotKept`` (the default), ``StoreConflict`` when a shared store holds another version of a
+    ///   list than its commit's `previous`, or the store's error; nothing is stored then.
+    @discardableResult
+    func commit(together commits: [ListCommit], progress: SourceProgress) throws -> [String: Int64]
 
     /// What the store holds of source `source` (an empty state when nothing).
     func sourceState(of source: String) throws -> SourceState
@@ -94,7 +100,7 @@ public protocol ListStore: Sendable {
     func forgetSource(_ source: String) throws
 
     /// Whether the store records a source's progress with its lists (``commit(together:progress:)``): `true` for a
-    /// SQLite file and ``InMemoryListStore``.
+    /// SQLite file, the shared PostgreSQL store and ``InMemoryListStore``.
     var keepsSources: Bool { get }
 
     /// Whether the store keeps the lists (so that a list may leave the registry's memory and be loaded again):
@@ -151,7 +157,9 @@ extension ListStore {
 
     public var keepsSources: Bool { false }
 
-    public func commit(together commits: [ListCommit], progress: SourceProgress) throws { throw SourcesNotKept() }
+    public func commit(together commits: [ListCommit], progress: SourceProgress) throws -> [String: Int64] {
+        throw SourcesNotKept()
+    }
 
     public func sourceState(of source: String) throws -> SourceState { SourceState() }
 
@@ -176,15 +184,20 @@ public struct ListCommit: Sendable {
     public var write: ListWrite?
     /// `next.storageChanges(since: previous)`, when it was found already.
     public var changes: StorageChanges?
+    /// The log position the registry holds `previous` at (0 for a store without a log): what a shared store checks
+    /// the stored list against.
+    public var position: Int64
 
     public init(
-        list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?, changes: StorageChanges? = nil
+        list: String, previous: ListVersion?, next: ListVersion, write: ListWrite?, changes: StorageChanges? = nil,
+        position: Int64 = 0
     ) {
         self.list = list
         self.previous = previous
         self.next = next
         self.write = write
         self.changes = changes
+        self.position = position
     }
 }
 
@@ -210,9 +223,10 @@ public final class InMemoryListStore: ListStore {
     /// `true`: a source's progress is kept in memory, as its lists are.
     public var keepsSources: Bool { true }
 
-    public func commit(together commits: [ListCommit], progress: SourceProgress) throws {
+    public func commit(together commits: [ListCommit], progress: SourceProgress) throws -> [String: Int64] {
         try commit(together: commits)
         sources.withLock { $0[progress.source, default: SourceState()].record(progress) }
+        return [:]
     }
 
     public func sourceState(of source: String) throws -> SourceState {

@@ -61,6 +61,7 @@ public struct SourcesNotKept: Error, Sendable, CustomStringConvertible {
     public init() {}
 
     public var description: String {
-        "this store does not keep a source's position with its lists: sources are followed on a SQLite store"
+        "this store does not keep a source's position with its lists: sources are kept on a SQLite file or a "
+            + "cluster's PostgreSQL"
     }
 }

@@ -82,6 +82,44 @@ struct AppDatabase {
         }
     }
 
+    /// Why the role cannot make the source's publication carry `columns`, if it cannot: the publication is missing
+    /// or carries other columns, and only the table's owner may create or change it (PostgreSQL's rule).
+    func publicationRefusal(columns: [String]) throws(PostgresError) -> SourceConfigurationError? {
+        let carried = try connection.query(
+            "SELECT schemaname, tablename, unnest(attnames) FROM pg_publication_tables WHERE pubname = $1",
+            [source.publication]
+        ).rows
+        let right = carried.allSatisfy { $0[0] == source.table.schema && $0[1] == source.table.name }
+        if !carried.isEmpty && right && Set(carried.compactMap { $0[2] }) == Set(columns) { return nil }
+        let owns = try connection.query(
+            """
+            SELECT pg_has_role(c.relowner, 'USAGE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2
+            """, [source.table.schema, source.table.name]
+        ).rows.first?[0]
+        guard owns == "f" else { return nil }
+        let list = columns.map(Identifier.sqlQuoted).joined(separator: ", ")
+        let verb = carried.isEmpty ? "CREATE" : "ALTER"
+        let statement =
+            carried.isEmpty
+            ? "CREATE PUBLICATION \(Identifier.sqlQuoted(source.publication)) FOR TABLE \(source.table.sql) (\(list))"
+            : "ALTER PUBLICATION \(Identifier.sqlQuoted(source.publication)) SET TABLE \(source.table.sql) (\(list))"
+        return SourceConfigurationError(
+            source: source.name, key: "table",
+            reason:
+                "the publication \(source.publication) \(carried.isEmpty ? "does not exist" : "carries other columns"), "
+                + "and only the owner of \(source.table) may \(verb.lowercased()) it: as the owner, \(statement)")
+    }
+
+    /// Takes the source's advisory lock for the life of this connection, when no other session holds it: whichever
+    /// instance of a cluster holds it is the source's one follower, and its connection ending (the instance stopped
+    /// or died) releases it for another to take.
+    func takeFollowerLock() throws(PostgresError) -> Bool {
+        try connection.query(
+            "SELECT pg_try_advisory_lock(hashtext('quire source'), hashtext($1))", [source.slot]
+        ).rows.first?[0] == "t"
+    }
+
     /// Whether the source's slot exists.
     func slotExists() throws(PostgresError) -> Bool {
         try !connection.query("SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", [source.slot]).rows.isEmpty

@@ -54,12 +54,13 @@ public final class SourceFollower: Sendable {
             let catalog = try database.catalog()
             let refusals = source.refusals(in: catalog)
             guard refusals.isEmpty, let table = catalog.table else { return refusals }
+            let relation = relation(of: table, source: source)
             do {
-                _ = try RowMapping(source: source, relation: relation(of: table, source: source), limits: limits)
+                _ = try RowMapping(source: source, relation: relation, limits: limits)
             } catch {
                 return [error]
             }
-            return []
+            return try database.publicationRefusal(columns: relation.columns.map(\.name)).map { [$0] } ?? []
         } catch {
             return [SourceConfigurationError(source: source.name, key: "url", reason: error.description)]
         }
@@ -120,6 +121,46 @@ public final class SourceFollower: Sendable {
         statistics.up.store(false, ordering: .relaxed)
     }
 
+    /// The source's publication made to carry `columns`; a role that may not (it does not own the table) is a refusal
+    /// that stops the source, naming what the owner must run.
+    private static func ensurePublication(on database: AppDatabase, columns: [String]) throws {
+        let failure: PostgresError
+        do {
+            try database.ensurePublication(columns: columns)
+            return
+        } catch {
+            failure = error
+        }
+        if failure.sqlState == "42501", let refusal = try database.publicationRefusal(columns: columns) {
+            throw refusal
+        }
+        throw failure
+    }
+
+    /// How often an instance that waits for the source's lock asks for it again.
+    static let lockInterval: Duration = .seconds(1)
+
+    /// Takes the source's lock on `database`'s connection, waiting while another instance holds it (counted as
+    /// standby); `false` when the follower is stopped first.
+    private func waitForLock(on database: AppDatabase) throws -> Bool {
+        guard try !database.takeFollowerLock() else { return true }
+        logger.info("another instance follows the source: this one takes over when it stops")
+        statistics.standby.store(true, ordering: .relaxed)
+        defer { statistics.standby.store(false, ordering: .relaxed) }
+        while !isStopping {
+            var waited: Duration = .zero
+            while waited < Self.lockInterval && !isStopping {
+                Self.sleep(.milliseconds(50))
+                waited += .milliseconds(50)
+            }
+            if try database.takeFollowerLock() {
+                logger.info("taking the source over from the stored position")
+                return true
+            }
+        }
+        return false
+    }
+
     static func sleep(_ duration: Duration) {
         let semaphore = DispatchSemaphore(value: 0)
         let nanoseconds =
@@ -128,15 +169,17 @@ public final class SourceFollower: Sendable {
         _ = semaphore.wait(timeout: .now() + .nanoseconds(nanoseconds))
     }
 
-    /// One connection's life: check, publication, slot, copy when due, then the stream until an error or a stop.
+    /// One connection's life: the source's lock (another instance holding it, this one waits to take over), check,
+    /// publication, slot, copy when due, then the stream until an error or a stop.
     private func follow(onProgress: () -> Void) throws {
         let database = try AppDatabase(source: source)
+        guard try waitForLock(on: database) else { return }
         let catalog = try database.catalog()
         if let refusal = source.refusals(in: catalog).first { throw refusal }
         guard let table = catalog.table else { return }
         let relation = Self.relation(of: table, source: source)
         let mapping = try RowMapping(source: source, relation: relation, limits: limits)
-        try database.ensurePublication(columns: relation.columns.map(\.name))
+        try Self.ensurePublication(on: database, columns: relation.columns.map(\.name))
         let replication = try ReplicationConnection(
             url: source.url, applicationName: "quire source \(source.name)")
         let index = RowIndex()

@@ -4,6 +4,8 @@ import Synchronization
 public final class SourceStatistics: Sendable {
     /// Whether the follower is copying the table or following its log now.
     let up = Atomic<Bool>(false)
+    /// Whether another instance holds the source's lock, this one waiting to take over.
+    let standby = Atomic<Bool>(false)
     /// Whether the table is being copied (its lists answer `503 source-syncing`).
     let syncing = Atomic<Bool>(false)
     /// The database's end of log, as last heard.
@@ -30,6 +32,7 @@ public final class SourceStatistics: Sendable {
 
     public var isUp: Bool { up.load(ordering: .relaxed) }
     public var isSyncing: Bool { syncing.load(ordering: .relaxed) }
+    public var isStandby: Bool { standby.load(ordering: .relaxed) }
     public var transactionCount: Int { transactions.load(ordering: .relaxed) }
     public var skippedCount: Int { skipped.load(ordering: .relaxed) }
     public var applied: LSN { LSN(appliedPosition.load(ordering: .relaxed)) }

@@ -14,6 +14,9 @@ struct SourceStream {
     let index: RowIndex
     /// The end of the last transaction the store holds.
     private(set) var applied: LSN
+    /// What the slot may be told is flushed: ``applied``, or the server's end of log when everything it sent is
+    /// applied.
+    private var confirmable: LSN
 
     /// The changes of the transaction being read, and its Begin.
     private var begin: PgOutput.Begin?
@@ -21,6 +24,8 @@ struct SourceStream {
     /// The OID of the source's table in the stream, once a Relation message named it.
     private var relationID: UInt32?
     private var lastStatus = ContinuousClock.now
+    /// The lists this stream's writes were built on once since it started (so held as the store holds them).
+    private let caughtUp = CaughtUpLists()
 
     init(
         follower: SourceFollower, replication: ReplicationConnection, database: AppDatabase, mapping: RowMapping,
@@ -33,6 +38,7 @@ struct SourceStream {
         self.table = table
         self.index = index
         self.applied = applied
+        confirmable = applied
     }
 
     mutating func run() throws {
@@ -42,7 +48,16 @@ struct SourceStream {
                 switch message {
                 case .keepalive(let keepalive):
                     note(server: keepalive.end)
-                    if keepalive.replyRequested { try sendStatus() }
+                    // Between transactions, everything the server has sent is applied: the log up to its end held
+                    // nothing of the table, and the slot may let it go (else an idle table would keep the log of
+                    // every other table's writes).
+                    let told = max(applied, confirmable)
+                    if begin == nil { confirmable = max(confirmable, keepalive.end) }
+                    if keepalive.replyRequested
+                        || (confirmable > told && ContinuousClock.now - lastStatus >= .milliseconds(100))
+                    {
+                        try sendStatus()
+                    }
                 case .xLogData(let data):
                     note(server: data.end)
                     try handle(try PgOutput.Message(decoding: data.payload))
@@ -70,7 +85,7 @@ struct SourceStream {
     }
 
     private mutating func sendStatus() throws {
-        try replication.sendStatus(StandbyStatusUpdate(flushed: applied))
+        try replication.sendStatus(StandbyStatusUpdate(flushed: max(applied, confirmable)))
         lastStatus = .now
     }
 
@@ -121,7 +136,7 @@ struct SourceStream {
         var transaction = SourceTransaction(
             source: mapping.source.name, index: index, limits: mapping.limits,
             sectionKey: { mapping.sectionKey(ofSection: $0) },
-            current: { [writer = follower.writer] in try writer.version(of: $0) })
+            current: { [writer = follower.writer, caughtUp] in try caughtUp.version(of: $0, from: writer) })
         for change in changes { try apply(change, to: &transaction) }
         let outcomes = follower.writer.commit(
             transaction.writes(), progress: transaction.progress(position: commit.endLSN.rawValue))
@@ -231,5 +246,22 @@ struct SourceStream {
         return RowTerms(
             list: terms.list, item: SourceItem(id: terms.item.id, type: terms.item.type, data: .object(data)),
             section: terms.section, itemKey: terms.itemKey, sectionKey: terms.sectionKey)
+    }
+}
+
+/// The lists a stream has built writes on since it started. A list's first write is built on the store's latest
+/// version of it (``SourceWriter/latestVersion(of:)``): in a cluster, the instance that followed the source before may
+/// have committed versions this one has not replayed yet. After that this follower is the list's only writer, and
+/// the version held is the store's.
+final class CaughtUpLists {
+    private var names = Set<String>()
+
+    func version(of list: String, from writer: any SourceWriter) throws -> ListVersion? {
+        guard names.contains(list) else {
+            let version = try writer.latestVersion(of: list)
+            names.insert(list)
+            return version
+        }
+        return try writer.version(of: list)
     }
 }

@@ -6,6 +6,10 @@ public protocol SourceWriter: Sendable {
     /// The current version of `list` (loaded from the store when it is not held), `nil` when it does not exist.
     func version(of list: String) throws -> ListVersion?
 
+    /// The version of `list` as the store holds it now: ``version(of:)``, brought up to what other instances sharing
+    /// the store committed since it was held.
+    func latestVersion(of list: String) throws -> ListVersion?
+
     /// Commits `writes` and `progress` together (``ListRegistry/write(together:progress:)``), on the calling thread;
     /// each write's outcome, in order.
     func commit(_ writes: [ListRegistry.QueuedWrite], progress: SourceProgress)

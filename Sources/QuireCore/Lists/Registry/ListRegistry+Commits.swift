@@ -237,7 +237,8 @@ extension ListRegistry {
                     if stored == nil { next = try numberedOn(next, queued.name) }
                     commits.append(
                         ListCommit(
-                            list: queued.name, previous: stored, next: next, write: queued.write, changes: changes))
+                            list: queued.name, previous: stored, next: next, write: queued.write, changes: changes,
+                            position: positions[queued.name] ?? 0))
                     if !written.contains(queued.name) { made.append(index) }
                     written.insert(queued.name)
                     current[queued.name] = .some(next)
@@ -249,11 +250,18 @@ extension ListRegistry {
             guard !commits.isEmpty || progress != nil else { return outcomes }
             do {
                 if let progress {
-                    try store.commit(together: commits, progress: progress)
+                    for (name, logged) in try store.commit(together: commits, progress: progress) {
+                        positions[name] = logged
+                    }
                 } else {
                     try store.commit(together: commits)
                 }
             } catch {
+                // A shared store's list written elsewhere since it was held (a source's follower that took over
+                // from another instance): brought up to the store, so that the writes are built again on it.
+                if let conflict = error as? StoreConflict, names.contains(conflict.list) {
+                    try? catchUp(conflict.list, position: &positions[conflict.list, default: 0], events: &events)
+                }
                 let failure = WriteError(storeFailure: error)
                 for index in made { outcomes[index] = .failure(failure) }
                 return outcomes

@@ -24,11 +24,30 @@ extension ListRegistry {
         try withListLock(name) { position throws in
             guard contains(name) else { return }
             if let stored, position >= stored { return }
+            // The empty version 0 of a name a source's template makes (``holdEmptyIfAbsent(_:)``) is held in memory
+            // only: the store not having the list is what it means, not a delete.
+            if stored == nil, version(of: name)?.version == 0 { return }
             try catchUp(name, position: &position, events: &events)
             if stored.map({ position < $0 }) ?? contains(name) {
                 try reload(name, position: &position, events: &events)
             }
         }
+    }
+
+    /// The version of `name` as the store holds it now: loaded when it is not held, and when it is, brought up to the
+    /// store's log (what other instances sharing the store committed since the position held, replayed). What a
+    /// source's follower builds its first write of a list on after it took the source over from another instance.
+    ///
+    /// - Throws: when the store could not be read; the list stays as it was.
+    public func latestVersion(of name: String) throws -> ListVersion? {
+        var events = Events()
+        defer { notify(events) }
+        let version = try withListLock(name) { position throws -> ListVersion? in
+            if contains(name) { try catchUp(name, position: &position, events: &events) }
+            return try held(name, position: &position)
+        }
+        enforceBudget()
+        return version
     }
 
     /// Every list held in memory, with the log position of the last change held of it (0 for a store
@@ -77,7 +96,7 @@ extension ListRegistry {
     // MARK: - Replaying their changes
 
     /// Under `name`'s lock: the changes other instances made to it since `position`, from the store.
-    private func catchUp(_ name: String, position: inout Int64, events: inout Events) throws {
+    func catchUp(_ name: String, position: inout Int64, events: inout Events) throws {
         for change in try store.changes(of: name, after: position) where change.position > position {
             try replay(change, position: &position, events: &events)
         }
