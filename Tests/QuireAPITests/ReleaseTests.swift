@@ -52,7 +52,7 @@ struct ReleaseTests {
                     Response(
                         status: 404, headers: headers,
                         text:
-                            #"{"type":"https://quire.dev/problems/list-not-found","title":"List not found","status":404}"#
+                            #"{"type":"https://quire.dev/problems/list-not-found","title":"List not found","status":404,"detail":"No list inbox."}"#
                     ))
             })
         defer { server.stop() }
