@@ -15,6 +15,10 @@ let serverSwiftSettings: [SwiftSetting] =
 
 let package = Package(
     name: "quire",
+    // The SDK's floor (QuireClient): `Task.sleep(for:)` (Duration) needs iOS 16 and macOS 13, and UIKitAdapter's
+    // `reconfigureItems` iOS 15; its dependencies ask for iOS 13 and macOS 10.15. They apply to the whole package, but
+    // the server is built and run on Linux, where they do not apply.
+    platforms: [.iOS(.v16), .macOS(.v13)],
     products: [
         .executable(name: "quire", targets: ["quire"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
@@ -103,6 +107,8 @@ let package = Package(
             ],
             swiftSettings: serverSwiftSettings
         ),
+        // The release's version (CHANGELOG.md's newest release): the server's and the SDK's, from one constant.
+        .target(name: "QuireVersion", swiftSettings: swiftSettings),
         // The product: lists, versions, validation, windows, the diff. No HTTP, no SQL.
         .target(name: "QuireCore", swiftSettings: serverSwiftSettings),
         // JSON Web Tokens (jwt-kit): keys, verification, scopes. Its own module so that the token parser can be
@@ -120,6 +126,7 @@ let package = Package(
                 "QuireCore",
                 "QuireAuth",
                 "QuireSources",
+                "QuireVersion",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -167,10 +174,11 @@ let package = Package(
             swiftSettings: serverSwiftSettings),
         // The Swift SDK: the session loop through the client swift-openapi-generator makes from openapi.yaml
         // (symlinked into the target), and the window model (also the tests' oracle). Foundation, the
-        // OpenAPI runtime and its URLSession transport only.
+        // OpenAPI runtime and its URLSession transport only, and the release's version (its User-Agent).
         .target(
             name: "QuireClient",
             dependencies: [
+                "QuireVersion",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -193,6 +201,7 @@ let package = Package(
                 "QuireCore",
                 "QuireSources",
                 "QuireStore",
+                "QuireVersion",
                 .target(name: "QuirePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -248,7 +257,7 @@ let package = Package(
             name: "QuireAPITests",
             dependencies: [
                 "QuireAPI", "QuireAuth", "QuireHTTP", "QuireCore", "QuireClient", "QuireSources", "QuireStore",
-                "QuireTesting", "quire",
+                "QuireTesting", "QuireVersion", "quire",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 // Test only: the SDK's event stream on Linux (URLSessionTransport buffers bodies there).

@@ -2,6 +2,7 @@ public import Foundation
 import HTTPTypes
 public import OpenAPIRuntime
 import OpenAPIURLSession
+import QuireVersion
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -104,7 +105,8 @@ public final class QuireClient: Sendable {
         self.cancelsRequestsSafely = cancelsRequestsSafely
         tokens = tokenSource
         api = Client(
-            serverURL: baseURL, transport: transport, middlewares: [BearerTokenMiddleware(tokens: tokenSource)])
+            serverURL: baseURL, transport: transport,
+            middlewares: [UserAgentMiddleware(), BearerTokenMiddleware(tokens: tokenSource)])
     }
 
     /// The default transport, and whether it streams: on Apple platforms URLSession streams response
@@ -131,6 +133,21 @@ public final class QuireClient: Sendable {
     ///   - options: the page size, change format, transport and the rest; the server's defaults otherwise.
     public func session(list: String, options: QuireSession.Options = QuireSession.Options()) -> QuireSession {
         QuireSession(client: self, list: list, options: options)
+    }
+}
+
+/// Names the SDK and its release in every request's `User-Agent` (`QuireClient/<version>`), so that the access log of
+/// a proxy in front (nginx's combined format) shows which releases of the SDK the apps run.
+struct UserAgentMiddleware: ClientMiddleware {
+    static let value = "QuireClient/\(Release.version)"
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.userAgent] = Self.value
+        return try await next(request, body, baseURL)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import QuireHTTP
 import QuireTesting
+import QuireVersion
 import Testing
 
 /// The `quire` binary itself, as an operator runs it: a child process on port 0.
@@ -28,6 +29,14 @@ struct ExecutableTests {
         kill(child.pid, signal)
         #expect(child.waitForExit(seconds: 10) == 0)
         #expect(child.output.contains("\"stopped\""))
+    }
+
+    @Test("quire --version prints the release, CHANGELOG.md's newest, and exits 0")
+    func version() throws {
+        let child = try Self.child(["--version"])
+        #expect(child.waitForExit(seconds: 10) == 0)
+        #expect(child.output == "\(Release.version)\n")
+        #expect(try ReleaseTests.releases().versions.first == Release.version)
     }
 
     @Test("environment variables configure the server")

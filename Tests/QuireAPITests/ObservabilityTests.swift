@@ -3,6 +3,7 @@ import Logging
 import QuireCore
 import QuireHTTP
 import QuireTesting
+import QuireVersion
 import Synchronization
 import Testing
 
@@ -64,6 +65,7 @@ struct ObservabilityTests {
         #expect(text.contains("quire_http_connections_open "))  // at least the scrape's own; others may be closing
         #expect(text.contains("quire_http_connections_refused_total 0"))
         #expect(text.contains("quire_http_requests_cut_total 0"))
+        #expect(text.contains(#"quire_build_info{version="\#(Release.version)"} 1"#))
     }
 
     @Test(

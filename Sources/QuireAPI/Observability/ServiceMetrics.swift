@@ -2,6 +2,7 @@ import Logging
 import Prometheus
 import QuireCore
 import QuireHTTP
+import QuireVersion
 import Synchronization
 
 /// One series of `quire_http_requests_total`, kept by its route (the registry holds the collector too).
@@ -30,7 +31,7 @@ final class RequestSeries: Sendable {
 /// `promtool check metrics` finds nothing to say; but for the routes' latency histogram, recorded on every
 /// request's path by ``RouteLatency`` and written after the registry's families in the same text.
 final class ServiceMetrics: RequestObserver {
-    let registry = PrometheusCollectorRegistry()
+    let registry = ServiceMetrics.registryWithBuildInfo()
     /// The methods counted by name in `quire_http_requests_total`; any other is counted as `OTHER`, so that a client
     /// cannot make series without end by inventing methods.
     /// The method label of `method`: the shared string of a known method (``Request/knownMethods``), else `OTHER`.
@@ -230,6 +231,18 @@ final class ServiceMetrics: RequestObserver {
         denials = Self.denialCounters(in: registry)
         (rateLimitRefusals, rateLimitClients) = Self.rateLimitMetrics(in: registry)
         framingRefusals = Self.framingRefusalCounters(in: registry)
+    }
+
+    /// A registry with `quire_build_info{version}`, always 1: which release each instance runs, for a rule or a panel
+    /// to join on.
+    private static func registryWithBuildInfo() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        registry.makeGauge(
+            descriptor: Self.name(
+                "quire_build_info", "The release this instance runs, in its version label (always 1)."),
+            labels: [("version", Release.version)]
+        ).set(1 as Int64)
+        return registry
     }
 
     /// The gauges of the configured bounds, each with how to read its bound (0: none).
