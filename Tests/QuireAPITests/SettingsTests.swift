@@ -155,7 +155,9 @@ struct SettingsTests {
         }
         var plain = Settings()
         plain.service.http.host = "0.0.0.0"
-        plain.service.readToken = "reader"  // reads closed: the plain HTTP warning alone
+        // Reads closed and no demo (as `quire serve` resolves it beyond loopback): the plain HTTP warning alone.
+        plain.service.readToken = "reader"
+        plain.service.demo.seed = false
         #expect(plain.servingWarnings.count == 1)
         #expect(plain.servingWarnings.first?.contains("server.tls.offloaded") == true)
         plain.tlsOffloaded = true
@@ -164,6 +166,7 @@ struct SettingsTests {
         secure.service.http.host = "0.0.0.0"
         secure.service.http.tls = TLSConfiguration(certificateFile: "/c.pem", keyFile: "/k.pem")
         secure.service.readToken = "reader"
+        secure.service.demo.seed = false
         #expect(secure.servingWarnings.isEmpty)
         #expect(Settings().servingWarnings.isEmpty)  // loopback
     }
