@@ -71,8 +71,8 @@ demo-sources: build-release
 ## two lanes at once (scripts/test/test-all) schemathesis, the README's curl tour, the wire checks, the alert rules
 ## and the dashboard (scripts/test/check-monitoring), Prometheus scraping a server on 0.0.0.0, the generated Swift and
 ## Python clients against a live server, the demo page and CORS in a headless browser, TLS and the cluster, beside
-## the fuzz targets (seed corpora replayed under ASan, then 5 s each). The Dockerfile check (`make check-dockerfile`, a build
-## from scratch) runs in CI after it (.ci/run).
+## the fuzz targets (seed corpora replayed under ASan, then 5 s each). The Dockerfile check (`make check-dockerfile`,
+## a build from scratch) runs in CI after it (.ci/run).
 test: deps
 	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test/test-all
 
