@@ -9,7 +9,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down demo-sources test docs spec-test readme-test wire-test monitoring-test client-test browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster bench-sources bench-limits clean
+.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down demo-sources test docs spec-test readme-test wire-test monitoring-test scrape-test client-test browser-test cors-browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster bench-sources bench-limits clean
 
 all: build
 
@@ -69,10 +69,10 @@ demo-sources: build-release
 
 ## Every test: the format and the house rules, unit, property and loopback-HTTP tests, the documentation, then in
 ## two lanes at once (scripts/test/test-all) schemathesis, the README's curl tour, the wire checks, the alert rules
-## and the dashboard (scripts/test/check-monitoring), the generated Swift and Python clients against a live server,
-## the demo page in a headless browser, TLS and the cluster, beside the fuzz targets (seed corpora replayed under
-## ASan, then 5 s each). The Dockerfile check (`make check-dockerfile`, a build
-## from scratch) runs in CI after it (.ci/run).
+## and the dashboard (scripts/test/check-monitoring), Prometheus scraping a server on 0.0.0.0, the generated Swift and
+## Python clients against a live server, the demo page and CORS in a headless browser, TLS and the cluster, beside
+## the fuzz targets (seed corpora replayed under ASan, then 5 s each). The Dockerfile check (`make check-dockerfile`,
+## a build from scratch) runs in CI after it (.ci/run).
 test: deps
 	SWIFT=$(SWIFT) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) scripts/test/test-all
 
@@ -111,6 +111,17 @@ client-test: deps
 	$(SWIFT) build --product quire
 	$(SWIFT) build --product GeneratedClientLoop
 	scripts/test/client-test
+
+## Prometheus on deploy/prometheus/prometheus.yml scraping a live quire bound to 0.0.0.0: with the metrics token, on
+## the metrics listener, and refused with a wrong token.
+scrape-test: deps
+	$(SWIFT) build --product quire
+	scripts/test/scrape-test
+
+## CORS in headless Chromium: quire.js on a page of another loopback origin, allowed and refused.
+cors-browser-test: deps
+	$(SWIFT) build --product quire
+	scripts/test/cors-browser-test
 
 ## The web client and the demo page in headless Chromium (Debian's chromium and chromedriver, Selenium from PyPI
 ## into .build/browser-venv): the DOM equals the session's window through 200 random writes, a restart, HTML as text.

@@ -71,6 +71,8 @@ extension Settings {
             return String(try reader.requiredDouble(forKey: configKey, isSecret: isSecret))
         case .bool:
             return String(try reader.requiredBool(forKey: configKey, isSecret: isSecret))
+        case .stringArray:
+            return flow(try reader.requiredStringArray(forKey: configKey, isSecret: isSecret))
         default:
             let text = try reader.requiredString(forKey: configKey, isSecret: isSecret)
             // The URL names the database an operator checks; only its password is secret.

@@ -31,6 +31,10 @@ struct Settings: Equatable {
     #endif
     /// A TLS proxy in front terminates HTTPS (`server.tls.offloaded`): plain HTTP beyond loopback is meant.
     var tlsOffloaded = false
+    /// When the demo list is seeded (`demo.seed`): resolved into `service.demo` against the address bound.
+    var demoSeed = DemoSeed.loopback
+    /// The bearer token `/metrics` needs (`auth.metricsToken`), `nil` when none is set.
+    var metricsToken: String?
     /// The tables of the app's own PostgreSQL that lists are kept from (`sources:`, a list in the configuration file
     /// only: docs/operations.md, "Sources"). Read, then checked against their databases before the service starts.
     var sources: [SourceConfiguration] = []
@@ -76,8 +80,10 @@ struct Settings: Equatable {
             ("server.tls.keyPassword", .string("")),
             ("server.tls.priorities", .string(TLSConfiguration.defaultPriorities)),
             ("server.tls.offloaded", .bool(false)),
+        ] + exposureServerKeys + [
             ("auth.writeToken", .string("")),
             ("auth.readToken", .string("")),
+            ("auth.metricsToken", .string("")),
             ("auth.jwt.secret", .string("")),
             ("auth.jwt.jwksFile", .string("")),
             ("auth.jwt.issuer", .string("")),
@@ -112,7 +118,7 @@ struct Settings: Equatable {
             ("events.maxStreams", .int(events.maxStreams)),
             ("events.heartbeatInterval", .double(events.heartbeatSeconds)),
         ] + rateLimitKeys + [
-            ("demo.seed", .bool(demo.seed)),
+            ("demo.seed", .string(DemoSeed.loopback.rawValue)),
             ("demo.live", .bool(demo.live)),
             ("demo.interval", .double(demo.intervalSeconds)),
             ("log.level", .string("info")),
@@ -124,7 +130,8 @@ struct Settings: Equatable {
 
     /// Keys whose values are never printed.
     static let secretKeys: Set<String> = [
-        "auth.writeToken", "auth.readToken", "auth.jwt.secret", "server.tls.keyPassword", "storage.url",
+        "auth.writeToken", "auth.readToken", "auth.metricsToken", "auth.jwt.secret", "server.tls.keyPassword",
+        "storage.url",
     ]
 
     static var defaultValues: [AbsoluteConfigKey: ConfigValue] {
@@ -186,7 +193,8 @@ struct Settings: Equatable {
             EnvironmentVariablesProvider(
                 environmentVariables: prefixed,
                 secretsSpecifier: .specific([
-                    "AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN", "AUTH_JWT_SECRET", "SERVER_TLS_KEY_PASSWORD",
+                    "AUTH_WRITE_TOKEN", "AUTH_READ_TOKEN", "AUTH_METRICS_TOKEN", "AUTH_JWT_SECRET",
+                    "SERVER_TLS_KEY_PASSWORD",
                 ])))
         var sources: JSONValue?
         if let configFile {
@@ -252,7 +260,7 @@ struct Settings: Equatable {
         service.events.maxStreams = try config.requiredInt(forKey: "events.maxStreams")
         service.events.heartbeatSeconds = try config.requiredDouble(forKey: "events.heartbeatInterval")
         service.rateLimits = try Self.rateLimits(config)
-        service.demo.seed = try config.requiredBool(forKey: "demo.seed")
+        demoSeed = try Self.demoSeed(config)
         service.demo.live = try config.requiredBool(forKey: "demo.live")
         service.demo.intervalSeconds = try config.requiredDouble(forKey: "demo.interval")
         try Self.check(service)
@@ -261,6 +269,7 @@ struct Settings: Equatable {
         let readToken = try config.requiredString(forKey: "auth.readToken", isSecret: true)
         service.readToken = readToken.isEmpty ? nil : readToken
         service.jwt = try Self.tokenSettings(config)
+        try readExposure(config)
         let level = try config.requiredString(forKey: "log.level")
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw SettingsError(
@@ -471,23 +480,7 @@ struct Settings: Equatable {
         return try HTTPServer.check(tls)
     }
 
-    /// What the operator should hear at start: plain HTTP beyond loopback with no TLS proxy declared, and sources
-    /// that are configured but not followed.
-    var servingWarnings: [String] {
-        var warnings: [String] = []
-        if service.http.tls == nil, !isLoopback, !tlsOffloaded {
-            warnings.append(
-                "serving plain HTTP on \(service.http.host): phones refuse cleartext (iOS App Transport Security, "
-                    + "Android 9+); set server.tls.certificateFile and server.tls.keyFile, or server.tls.offloaded: "
-                    + "true when a TLS proxy is in front")
-        }
-        return warnings
-    }
-
-    private var isLoopback: Bool {
-        let host = service.http.host
-        return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
-    }
+    private var isLoopback: Bool { service.http.bindsLoopback }
 }
 
 /// A setting that cannot be used, with a message for the operator.

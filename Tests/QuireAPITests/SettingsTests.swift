@@ -155,6 +155,9 @@ struct SettingsTests {
         }
         var plain = Settings()
         plain.service.http.host = "0.0.0.0"
+        // Reads closed and no demo (as `quire serve` resolves it beyond loopback): the plain HTTP warning alone.
+        plain.service.readToken = "reader"
+        plain.service.demo.seed = false
         #expect(plain.servingWarnings.count == 1)
         #expect(plain.servingWarnings.first?.contains("server.tls.offloaded") == true)
         plain.tlsOffloaded = true
@@ -162,8 +165,82 @@ struct SettingsTests {
         var secure = Settings()
         secure.service.http.host = "0.0.0.0"
         secure.service.http.tls = TLSConfiguration(certificateFile: "/c.pem", keyFile: "/k.pem")
+        secure.service.readToken = "reader"
+        secure.service.demo.seed = false
         #expect(secure.servingWarnings.isEmpty)
         #expect(Settings().servingWarnings.isEmpty)  // loopback
+    }
+
+    @Test(
+        "beyond loopback the safe defaults: no demo, /metrics refused without its token; explicit settings win",
+        arguments: ["0.0.0.0", "::", "10.1.2.3", "192.168.0.7", "::ffff:10.0.0.1"])
+    func exposureDefaults(host: String) async throws {
+        func load(_ environment: [String: String]) async throws -> Settings {
+            try await Settings.load(
+                configFile: nil, environment: ["QUIRE_SERVER_HOST": host].merging(environment) { $1 }, flags: [:])
+        }
+        let open = try await load([:])
+        #expect(!open.service.demo.seed && !open.service.demo.page && !open.service.demo.live)
+        #expect(open.service.metrics.access == .refused)
+        #expect(open.service.metrics.listener == nil)
+        let explicit = try await load([
+            "QUIRE_DEMO_SEED": "true", "QUIRE_DEMO_LIVE": "true", "QUIRE_AUTH_METRICS_TOKEN": "m",
+            "QUIRE_SERVER_METRICS_LISTENER_ENABLED": "true",
+        ])
+        #expect(explicit.service.demo.seed && explicit.service.demo.page && explicit.service.demo.live)
+        #expect(
+            explicit.service.metrics.access == .token("m") && explicit.service.metrics.listenerAccess == .token("m"))
+        #expect(explicit.service.metrics.listener?.host == host && explicit.service.metrics.listener?.port == 9464)
+        #expect(explicit.servingWarnings.contains { $0.hasPrefix("the demo list is seeded") })
+        #expect(!explicit.servingWarnings.contains { $0.contains("metrics listener") }, "it needs the token")
+        let listener = try await load(["QUIRE_SERVER_METRICS_LISTENER_ENABLED": "true"])
+        #expect(listener.service.metrics.listenerAccess == .open && listener.service.metrics.access == .refused)
+        #expect(listener.servingWarnings.contains { $0.contains("metrics listener") })
+    }
+
+    @Test("on loopback today's defaults: the demo and its page, /metrics open; demo.seed false keeps the page")
+    func loopbackDefaults() async throws {
+        for host in ["127.0.0.1", "localhost", "::1", "127.8.9.10", "::ffff:127.0.0.1"] {
+            let settings = try await Settings.load(
+                configFile: nil, environment: ["QUIRE_SERVER_HOST": host], flags: [:])
+            #expect(settings.service.demo.seed && settings.service.demo.page, "\(host)")
+            #expect(settings.service.metrics.access == .open, "\(host)")
+            #expect(settings.servingWarnings.isEmpty, "\(host)")
+        }
+        let off = try await Settings.load(
+            configFile: nil, environment: ["QUIRE_DEMO_SEED": "false", "QUIRE_DEMO_LIVE": "true"], flags: [:])
+        #expect(!off.service.demo.seed && off.service.demo.page && off.service.demo.live)
+    }
+
+    @Test("server.cors.*: origins from the file or the environment (comma-separated), lower-cased, checked")
+    func corsSettings() async throws {
+        #expect(
+            try await Settings.load(configFile: nil, environment: [:], flags: [:]).service.crossOrigin.allowedOrigins
+                .isEmpty)
+        let environment = [
+            "QUIRE_SERVER_CORS_ALLOWED_ORIGINS": "https://App.example.com,http://127.0.0.1:3000",
+            "QUIRE_SERVER_CORS_MAX_AGE": "600",
+        ]
+        let settings = try await Settings.load(configFile: nil, environment: environment, flags: [:])
+        #expect(settings.service.crossOrigin.allowedOrigins == ["https://app.example.com", "http://127.0.0.1:3000"])
+        #expect(settings.service.crossOrigin.maxAgeSeconds == 600)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("quire-cors-\(UUID()).yaml").path
+        try "server:\n  cors:\n    allowedOrigins: [\"https://a.example\", \"http://[::1]:8081\"]\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let fromFile = try await Settings.load(configFile: file, environment: [:], flags: [:])
+        #expect(fromFile.service.crossOrigin.allowedOrigins == ["https://a.example", "http://[::1]:8081"])
+        for origins in [
+            "a.example", "https://a.example/", "ftp://a.example", "https://", "*,https://a.example", "https://a b",
+        ] {
+            await #expect(throws: SettingsError.self, "\(origins)") {
+                try await Settings.load(
+                    configFile: nil, environment: ["QUIRE_SERVER_CORS_ALLOWED_ORIGINS": origins], flags: [:])
+            }
+        }
+        await #expect(throws: SettingsError.self) {
+            try await Settings.load(configFile: nil, environment: ["QUIRE_SERVER_CORS_MAX_AGE": "-1"], flags: [:])
+        }
     }
 
     @Test("auth.jwt.*: from the environment, empty strings unset, the secret checked for length")

@@ -13,10 +13,17 @@ enum OperationsRoutes {
         "Content-Type": "application/json", "Cache-Control": CachePolicy().headerValue(for: .noStore),
     ]
 
+    /// - Parameter demoPage: whether the demo page and its script and style sheet are served.
     static func add(
-        to router: inout Router, readiness: Readiness, replication: ReplicationStatus, cachePolicy: CachePolicy
+        to router: inout Router, readiness: Readiness, replication: ReplicationStatus, cachePolicy: CachePolicy,
+        demoPage: Bool = true
     ) {
-        StaticFiles.add(to: &router, cachePolicy: cachePolicy)
+        StaticFiles.add(to: &router, cachePolicy: cachePolicy, demoPage: demoPage)
+        addProbes(to: &router, readiness: readiness, replication: replication)
+    }
+
+    /// `GET /healthz` and `GET /readyz`, which the metrics listener serves too.
+    static func addProbes(to router: inout Router, readiness: Readiness, replication: ReplicationStatus) {
         router.on("GET", "/healthz") { _, _ in
             .prepared(health)
         }

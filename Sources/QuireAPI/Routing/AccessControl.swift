@@ -98,7 +98,8 @@ enum DenialReason: String, Sendable, CaseIterable {
 /// - With neither JWT nor a read token configured, reads need no token; with neither JWT nor a write
 ///   token, writes need none (loopback only: `quire serve` refuses otherwise).
 /// - With JWT configured, every `/v1` request needs a token: the write token, the read token, or a JWT.
-/// - The operations endpoints (`/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`) need none.
+/// - The operations endpoints (`/healthz`, `/readyz`, `/openapi.yaml`) need none; `/metrics` checks its own token
+///   (``APIContext/metrics(_:access:)``).
 final class AccessControl: Sendable {
     private let writeToken: [UInt8]?
     private let readToken: [UInt8]?

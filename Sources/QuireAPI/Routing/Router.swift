@@ -96,12 +96,14 @@ public struct Router {
         buildResponder(logger: logger, observer: observer, access: nil, cachePolicy: cachePolicy)
     }
 
-    /// - Parameter limiter: the clients' buckets, drawn on by every guarded route once its caller is admitted;
-    ///   `nil` when rate limits are off.
+    /// - Parameters:
+    ///   - limiter: the clients' buckets, drawn on by every guarded route once its caller is admitted; `nil` when
+    ///     rate limits are off.
+    ///   - crossOrigin: the CORS fields of every answer and the preflights' answers; `nil` when no origin is allowed.
     /// - Precondition: as above, and `access` is given when a route needs it.
     func buildResponder(
         logger: Logger, observer: (any RequestObserver)?, access: AccessControl?, cachePolicy: CachePolicy,
-        limiter: RateLimiter? = nil
+        limiter: RateLimiter? = nil, crossOrigin: CrossOrigin? = nil
     ) -> RouterResponder {
         let root = RouteNode.Builder()
         for route in routes {
@@ -127,7 +129,7 @@ public struct Router {
         }
         return RouterResponder(
             root: root.freeze(), logger: logger, observer: observer, access: access, cachePolicy: cachePolicy,
-            limiter: limiter)
+            limiter: limiter, crossOrigin: crossOrigin)
     }
 
     static func segments(of path: String) -> [String] {
@@ -211,16 +213,21 @@ public final class RouterResponder: HTTPResponder {
     let cachePolicy: CachePolicy
     /// The clients' rate-limit buckets (API.md §6c), or `nil` when limits are off.
     let limiter: RateLimiter?
+    /// Cross-origin requests (`server.cors`), or `nil` when no origin is allowed.
+    let crossOrigin: CrossOrigin?
     /// The label of requests no route matched.
     let unmatched = RouteLabel("unmatched")
+    /// The label of CORS preflights answered (``CrossOrigin``).
+    let preflight = RouteLabel("preflight")
 
     /// A class, not a struct: the server holds it as an existential and every request reaches its fields, which
     /// as a struct's would be copied per request (the optional access control's outlined copy).
     init(
         root: RouteNode, logger: Logger, observer: (any RequestObserver)?, access: AccessControl?,
-        cachePolicy: CachePolicy, limiter: RateLimiter?
+        cachePolicy: CachePolicy, limiter: RateLimiter?, crossOrigin: CrossOrigin? = nil
     ) {
         self.limiter = limiter
+        self.crossOrigin = crossOrigin
         self.root = root
         self.logger = logger
         self.observer = observer
@@ -232,7 +239,38 @@ public final class RouterResponder: HTTPResponder {
         // Read even without an observer (a clock read), so that no optional instant is carried.
         let start = MonotonicInstant.now
         let trace = TraceContext.traceID(of: request)
+        if let crossOrigin {
+            return respondCrossOrigin(to: request, crossOrigin, trace: trace, since: start)
+        }
         let routed = route(request)
+        let reply = finish(routed, of: request, trace: trace)
+        if let observer { observe(reply, of: request, routed: routed, trace: trace, since: start, by: observer) }
+        return reply
+    }
+
+    /// ``respond(to:)`` with CORS configured: a preflight answered here, every other answer with the fields of its
+    /// origin (a branch of its own, so that without CORS the way of a request is what it was).
+    private func respondCrossOrigin(
+        to request: Request, _ crossOrigin: CrossOrigin, trace: TraceID, since start: MonotonicInstant
+    ) -> Reply {
+        let routed: Routed
+        var reply: Reply
+        if let preflight = crossOrigin.preflight(request) {
+            routed = Routed(reply: .response(preflight), route: self.preflight, subject: nil)
+            reply = routed.reply
+        } else {
+            routed = route(request)
+            reply = finish(routed, of: request, trace: trace)
+            let fields = crossOrigin.fields(for: request)
+            if fields.count > 0 { reply = reply.adding(fields) }
+        }
+        if let observer { observe(reply, of: request, routed: routed, trace: trace, since: start, by: observer) }
+        return reply
+    }
+
+    /// A routed reply with its `Cache-Control` and, for a `5xx`, its trace id.
+    @inline(__always)
+    private func finish(_ routed: Routed, of request: Request, trace: TraceID) -> Reply {
         let reply: Reply
         switch routed.reply {
         case .response(let response):
@@ -252,7 +290,6 @@ public final class RouterResponder: HTTPResponder {
         case .stream:
             reply = routed.reply  // one client's stream: no-store, from the server (see CachePolicy)
         }
-        if let observer { observe(reply, of: request, routed: routed, trace: trace, since: start, by: observer) }
         return reply
     }
 

@@ -1,3 +1,5 @@
+public import QuireHTTP
+
 /// Settings of the product API, with their defaults.
 extension QuireService {
     public struct PageSettings: Sendable, Equatable {
@@ -56,6 +58,42 @@ extension QuireService {
         public var live = false
         /// Seconds between live changes (default 3).
         public var intervalSeconds: Double = 3
+        /// Serve the demo page, `/demo`, and its script and style sheet (default true). `quire serve` turns it off
+        /// with the demo list on a non-loopback address (docs/operations.md, "Public deployment").
+        public var page = true
+        public init() {}
+    }
+
+    /// Who may read `GET /metrics` on a listener (API.md §6).
+    public enum MetricsAccess: Sendable, Equatable {
+        /// Anyone: a loopback address, or a listener of its own inside the network.
+        case open
+        /// Only a request with `Authorization: Bearer <token>` (`auth.metricsToken`); others get `401 unauthorized`.
+        case token(String)
+        /// No request: a non-loopback address without a metrics token. Every request gets `401 unauthorized`,
+        /// whose detail says how to scrape instead.
+        case refused
+    }
+
+    public struct MetricsSettings: Sendable, Equatable {
+        /// Who may read `/metrics` on the service's own listener (default: anyone).
+        public var access = MetricsAccess.open
+        /// A listener of its own (`server.metricsListener`) that serves `/metrics`, `/healthz` and `/readyz` only,
+        /// for Prometheus inside the network; `nil`: none (default).
+        public var listener: HTTPServer.Configuration?
+        /// Who may read `/metrics` on that listener (default: anyone).
+        public var listenerAccess = MetricsAccess.open
+        public init() {}
+    }
+
+    /// Cross-origin requests from web apps (`server.cors.*`): see ``CrossOrigin``.
+    public struct CrossOriginSettings: Sendable, Equatable {
+        /// The origins (`https://app.example.com`, lower case, no path) whose pages may call the service, or `*`
+        /// for every origin; empty: no CORS field is ever sent (default).
+        public var allowedOrigins: [String] = []
+        /// Seconds a browser may keep a preflight's answer (`Access-Control-Max-Age`, default 7200: Chromium's
+        /// cap).
+        public var maxAgeSeconds = 7200
         public init() {}
     }
 }

@@ -12,6 +12,8 @@ import Synchronization
 /// stored lists.
 public final class QuireService: Sendable {
     public let server: HTTPServer
+    /// The listener of `/metrics` alone (`server.metricsListener`), `nil` when none is configured.
+    public let metricsServer: HTTPServer?
     public let readiness: Readiness
     public let router: RouterResponder
     public let registry: ListRegistry
@@ -49,18 +51,44 @@ public final class QuireService: Sendable {
             readiness: readiness, rateLimitClock: rateLimitClock)
         var router = Router()
         OperationsRoutes.add(
-            to: &router, readiness: readiness, replication: registry.replication, cachePolicy: configuration.cache)
+            to: &router, readiness: readiness, replication: registry.replication, cachePolicy: configuration.cache,
+            demoPage: configuration.demo.page)
         context.addRoutes(to: &router)
         self.readiness = readiness
         self.registry = registry
         self.context = context
-        router.on("GET", "/metrics") { _, _ in context.metrics() }
+        let metricsAccess = configuration.metrics.access
+        router.on("GET", "/metrics") { request, _ in try context.metrics(request, access: metricsAccess) }
         self.routes = router.routeList
         self.router = router.buildResponder(
             logger: logger, observer: metrics, access: context.access, cachePolicy: configuration.cache,
-            limiter: context.rateLimiter)
+            limiter: context.rateLimiter,
+            crossOrigin: configuration.crossOrigin.allowedOrigins.isEmpty
+                ? nil : CrossOrigin(configuration.crossOrigin))
         self.server = HTTPServer(configuration: configuration.http, logger: logger, responder: self.router)
+        metricsServer = configuration.metrics.listener.map {
+            Self.metricsServer(
+                $0, access: configuration.metrics.listenerAccess, context: context, readiness: readiness, logger: logger
+            )
+        }
         metrics.watch(server)
+    }
+
+    /// The listener of `/metrics`, `/healthz` and `/readyz` alone (`server.metricsListener`): no product route, no
+    /// static file, no observer (its requests are neither logged nor counted, so that its `/metrics` series never
+    /// meet those of the service's own listener).
+    private static func metricsServer(
+        _ http: HTTPServer.Configuration, access: MetricsAccess, context: APIContext, readiness: Readiness,
+        logger: Logger
+    ) -> HTTPServer {
+        var router = Router()
+        OperationsRoutes.addProbes(to: &router, readiness: readiness, replication: context.registry.replication)
+        router.on("GET", "/metrics") { request, _ in try context.metrics(request, access: access) }
+        var logger = logger
+        logger[metadataKey: "listener"] = "metrics"
+        return HTTPServer(
+            configuration: http, logger: logger,
+            responder: router.buildResponder(logger: logger, cachePolicy: context.configuration.cache))
     }
 
     /// Replaces the keys of JSON Web Tokens (SIGHUP re-reads the JWKS file): tokens of removed keys stop
@@ -73,6 +101,7 @@ public final class QuireService: Sendable {
     /// overloaded` until then) once ``load()`` is done.
     public func start() throws(HTTPServerError) {
         try server.start()
+        try metricsServer?.start()
     }
 
     /// Seeds the demo list when configured, and turns ready. No list is read: each is loaded from the store when
@@ -99,6 +128,7 @@ public final class QuireService: Sendable {
         context.shutdown()  // first: once /readyz says draining, new writes are refused
         readiness.set(.draining)
         server.shutdown()
+        metricsServer?.shutdown()  // last: Prometheus sees the drain until the end
         // A write whose client went away is no longer the server's to wait for; its commit still ends before
         // the caller closes the store.
         context.waitUntilStoreIdle()
@@ -136,6 +166,11 @@ extension QuireService {
         public var sources: [SourceConfiguration] = []
         /// Token buckets per client (`rateLimits.*`, API.md §6c); off by default.
         public var rateLimits = RateLimitSettings()
+        /// Who may scrape `/metrics`, and a listener of its own for it (`auth.metricsToken`,
+        /// `server.metricsListener.*`).
+        public var metrics = MetricsSettings()
+        /// The origins whose web pages may call the service (`server.cors.*`); none by default.
+        public var crossOrigin = CrossOriginSettings()
 
         public init() {}
     }

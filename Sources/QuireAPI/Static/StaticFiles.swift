@@ -64,9 +64,12 @@ enum StaticFiles {
         return files
     }
 
-    /// Adds a `GET` route per file.
-    static func add(to router: inout Router, cachePolicy: CachePolicy) {
-        for file in files() {
+    /// The demo page's own files, left out when the demo is off on a server open to the network.
+    static let demoRoutes: Set<String> = ["/demo", "/client/demo.js", "/client/demo.css"]
+
+    /// Adds a `GET` route per file (without the demo page's when `demoPage` is false: they answer `404`).
+    static func add(to router: inout Router, cachePolicy: CachePolicy, demoPage: Bool = true) {
+        for file in files() where demoPage || !demoRoutes.contains(file.route) {
             var headers = file.headers
             headers.add("Content-Type", file.contentType)
             headers.add("X-Content-Type-Options", "nosniff")

@@ -47,6 +47,18 @@ enum SocketAddress {
         return false
     }
 
+    /// Whether only this machine can reach the address: 127.0.0.0/8, `::1`, or an IPv4-mapped 127.0.0.0/8.
+    var isLoopback: Bool {
+        switch self {
+        case .v4(let address):
+            return UInt32(bigEndian: address.sin_addr.s_addr) >> 24 == 127
+        case .v6(let address):
+            let bytes = withUnsafeBytes(of: address.sin6_addr) { Array($0) }
+            let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+            return (bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1) || (mapped && bytes[12] == 127)
+        }
+    }
+
     /// The port, in host byte order.
     var port: Int {
         switch self {

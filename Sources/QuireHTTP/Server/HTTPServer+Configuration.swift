@@ -39,6 +39,13 @@ extension HTTPServer {
 
         public init() {}
 
+        /// Whether ``host`` is a loopback address (127.0.0.0/8, `::1`, `localhost`), which only this machine can
+        /// reach: what decides the defaults that keep a server open to the network safe. `false` for a host that
+        /// is not an address.
+        public var bindsLoopback: Bool {
+            (try? SocketAddress(host: host, port: 0))?.isLoopback ?? false
+        }
+
         /// The number of cores online, at least 1.
         public static var coreCount: Int {
             max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
