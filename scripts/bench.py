@@ -10,6 +10,7 @@ server of bench/mhd-reference.c in the same run.
                                                      the reference sent none)
   scripts/bench.py sessions [--count N]              resident memory growth for N sessions (50-item windows)
   scripts/bench.py long-polls [--count N]            N concurrent long polls on one list, one write: time to answer all
+                                                     (bench/fan-out-client.c holds them, as fan-out's)
   scripts/bench.py load [--rounds N] [--seconds S] [--cpu-limit CPUS]
                                                      the wrk Lua scenarios of bench/ vs the reference: requests/s, p50,
                                                      p99, errors, server CPU per request
@@ -23,13 +24,14 @@ server of bench/mhd-reference.c in the same run.
                                                      gzip vs plain; requests/s of the cached page and of session
                                                      creation with Accept-Encoding: gzip vs without (page: both
                                                      against the reference in the same run)
-  scripts/bench.py streams [--count N] [--window W] [--blocks]
+  scripts/bench.py streams [--count N] [--window W] [--idle-seconds S] [--blocks]
                                                      N sessions holding W-item windows each keep an event stream open
                                                      on one list: resident memory per idle stream beyond the session
                                                      (beside the stack's floor: bench/stream-reference.c, plain C on
                                                      libmicrohttpd), each with its breakdown (pool pages, connection,
                                                      response, own objects, allocator: bench/heap-census.c; --blocks
-                                                     lists the blocks), why streams were refused, then one 1-item
+                                                     lists the blocks), why streams were refused, the server's CPU
+                                                     while they sit idle S s with heartbeats, then one 1-item
                                                      write: time until every stream has delivered
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
@@ -82,6 +84,10 @@ server of bench/mhd-reference.c in the same run.
                                                      table (time, peak memory), SIGKILL and restart
 
 Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
+streams, long-polls and fan-out connect from several loopback source addresses (127.0.0.2, 127.0.0.3, …: one has
+about 28,000 ports toward one server port) and raise the open-file limits to the count (the hard one too as root
+with CAP_SYS_RESOURCE, up to fs.nr_open; else they stop saying what to set), so that --count 100000 is asked of the
+servers, not of the client.
 """
 import argparse
 
@@ -149,6 +155,8 @@ def main():
     st = commands.add_parser("streams")
     st.add_argument("--count", type=int, default=10_000)
     st.add_argument("--window", type=int, default=2_000)
+    st.add_argument("--idle-seconds", type=int, default=30,
+                    help="seconds the streams sit idle (heartbeats sent) while the server's CPU is measured")
     st.add_argument("--blocks", action="store_true",
                     help="list the heap blocks an idle stream holds, by part and size (asked/given)")
     a = commands.add_parser("allocations")

@@ -1,6 +1,6 @@
 """A keep-alive connection for fast sequential requests, and the lists and windows the benchmarks make
 with it."""
-import json, re, socket
+import json, multiprocessing, re, socket
 
 from .common import request
 
@@ -50,3 +50,19 @@ def open_window(connection, list_name, size, limit=500):
         version = json.loads(body)["version"]
         held += step
     return session["session"], version
+
+
+def _open_windows(job):
+    port, list_name, size, count = job
+    connection = Connection(port)
+    return [open_window(connection, list_name, size) for _ in range(count)]
+
+
+def open_windows(port, list_name, size, count, workers=4):
+    """`count` sessions each holding `size` items (open_window), opened over `workers` connections by as many
+    processes at once: [(session, version)]. One connection in Python opens 100,000 2,000-item windows in
+    minutes; the server answers several at once."""
+    shares = [count // workers + (1 if index < count % workers else 0) for index in range(workers)]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return [opened for part in pool.map(_open_windows, [(port, list_name, size, share) for share in shares if share])
+                for opened in part]
