@@ -9,12 +9,13 @@ from .lists import open_windows, put_feed
 def fan_out_run(port, base, count, window, sources, list_name="feed", item=("f10", "row"), label="fan-out"):
     """Opens `count` sessions holding `window` items of `list_name`; bench/fan-out-client.c parks a long poll for
     each on its own connection (from `sources` loopback addresses), sends one write updating `item` (id, type)
-    and reads every answer with one epoll loop. Returns whether every poll was answered, the last within 1 s."""
+    and reads every answer with one epoll loop. Returns the sessions, [(session, version)]."""
     binary = os.path.join(tempfile.mkdtemp(prefix="quire-fan-out-"), "fan-out-client")
     subprocess.run(["cc", "-O2", "-o", binary, os.path.join(BENCH, "fan-out-client.c")], check=True)
     paths = os.path.join(os.path.dirname(binary), "paths")
+    opened = open_windows(port, list_name, window, count)
     with open(paths, "w") as f:
-        for session, version in open_windows(port, list_name, window, count):
+        for session, version in opened:
             f.write(f"/v1/sessions/{session}/changes?since={version}&wait=60\n")
     ops = {"ops": [{"op": "updateItems", "items": [{"id": item[0], "type": item[1], "data": {"edited": True}}]}]}
     client = subprocess.Popen([binary, str(port), paths, f"/v1/lists/{list_name}/ops", json.dumps(ops), str(sources)],
@@ -37,7 +38,7 @@ def fan_out_run(port, base, count, window, sources, list_name="feed", item=("f10
     print(f"{label}: {count} sessions holding {window}-item windows, {waiting} long polls waiting (from {sources} "
           f"loopback source addresses); one 1-item write")
     print(f"{label}: {result} (target: the last <= 1000 ms) {'ok' if ok else 'MISSED'}")
-    return ok
+    return opened
 
 
 def fan_out(options):

@@ -53,16 +53,25 @@ def open_window(connection, list_name, size, limit=500):
 
 
 def _open_windows(job):
-    port, list_name, size, count = job
+    port, names, size = job
     connection = Connection(port)
-    return [open_window(connection, list_name, size) for _ in range(count)]
+    return [open_window(connection, name, size) for name in names]
 
 
 def open_windows(port, list_name, size, count, workers=4):
-    """`count` sessions each holding `size` items (open_window), opened over `workers` connections by as many
-    processes at once: [(session, version)]. One connection in Python opens 100,000 2,000-item windows in
+    """`count` sessions each holding `size` items of `list_name` (open_window), opened over `workers` connections by
+    as many processes at once: [(session, version)]. One connection in Python opens 100,000 2,000-item windows in
     minutes; the server answers several at once."""
-    shares = [count // workers + (1 if index < count % workers else 0) for index in range(workers)]
+    return open_windows_on(port, [list_name] * count, size, workers)
+
+
+def open_windows_on(port, names, size, workers=4):
+    """A session holding `size` items on each list of `names`, in their order, as open_windows opens them."""
+    shares = [names[index::workers] for index in range(workers)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return [opened for part in pool.map(_open_windows, [(port, list_name, size, share) for share in shares if share])
-                for opened in part]
+        parts = pool.map(_open_windows, [(port, share, size) for share in shares])
+    # Back in the order of `names`: share i holds names i, i + workers, …
+    opened = [None] * len(names)
+    for index, part in enumerate(parts):
+        opened[index::workers] = part
+    return opened

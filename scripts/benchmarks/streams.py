@@ -5,8 +5,8 @@ import json, os, re, subprocess, tempfile, time
 from lib.proc_times import cpu_seconds
 
 from .census import HeapCensus, describe_blocks, describe_breakdown
-from .common import BENCH, children, compile_reference, connection_room, metric, rss_mb, start_quire
-from .lists import open_windows, put_feed
+from .common import BENCH, children, compile_reference, connection_room, metric, request, rss_mb, start_quire
+from .lists import open_windows, open_windows_on, put_feed
 
 
 HEARTBEAT_SECONDS = 15.0  # events.heartbeatInterval's default
@@ -64,10 +64,11 @@ def streams(options):
     pool_bytes = 16 << 10  # server.connectionMemoryBytes' default, which Quire runs with below
     floor, floor_delivery, floor_parts = stream_floor(binary, options.count, sources, pool_bytes, HeapCensus())
     census = HeapCensus()
+    # Sessions for the streams on one list, then as many on the many lists (the first ones are idle by then).
     process, base = start_quire({"QUIRE_EVENTS_MAX_STREAMS": str(options.count + 100),
                                  "QUIRE_EVENTS_HEARTBEAT_INTERVAL": str(HEARTBEAT_SECONDS),
                                  "QUIRE_SERVER_CONNECTION_LIMIT": str(options.count + 1000),
-                                 "QUIRE_SESSIONS_CAPACITY": str(options.count + 1000), **census.environment()})
+                                 "QUIRE_SESSIONS_CAPACITY": str(2 * options.count + 1000), **census.environment()})
     port = int(base.rsplit(":", 1)[1])
     put_feed(base, max(options.window * 2, 20_000))
     paths = os.path.join(os.path.dirname(binary), "paths")
@@ -139,3 +140,40 @@ def streams(options):
           f"{'ok' if idle_share <= 0.05 else 'MISSED'}")
     print(f"streams-delivery: {result} (target: every stream, the last <= {target_ms} ms) "
           f"{'ok' if delivered_ok else 'MISSED'}")
+    if options.lists:
+        streams_over_lists(port, base, os.path.dirname(binary), options.count, options.lists, options.lists_seconds,
+                           sources)
+
+
+def streams_over_lists(port, base, directory, count, lists, seconds, sources):
+    """`count` streams over `lists` lists of 20 items (as many on each), every list written once a second for
+    `seconds` s (bench/stream-lists-client.c): the share of events delivered within 1 s of their write, and the
+    streams that missed their list's last write. Run after the streams on one list have ended: a client's close
+    of a suspended stream is noticed at its next heartbeat, so this waits until the server holds none."""
+    binary = os.path.join(directory, "stream-lists-client")
+    subprocess.run(["cc", "-O2", "-pthread", "-o", binary, os.path.join(BENCH, "stream-lists-client.c")], check=True)
+    deadline = time.monotonic() + 2 * HEARTBEAT_SECONDS + 30
+    while metric(base, "quire_event_streams_open") > 0 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    items = [{"id": f"i{index}", "type": "row", "data": {"n": index}} for index in range(20)]
+    for index in range(lists):
+        request("PUT", f"{base}/v1/lists/l{index}", {"sections": [{"id": "all", "items": items}]})
+    paths = os.path.join(directory, "list-paths")
+    with open(paths, "w") as f:
+        opened = open_windows_on(port, [f"l{index % lists}" for index in range(count)], 20)
+        for index, (session, _) in enumerate(opened):
+            f.write(f"{index % lists} /v1/sessions/{session}/events\n")
+    client = subprocess.Popen([binary, str(port), paths, str(lists), str(seconds), str(sources)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    children.append(client)
+    ready = client.stdout.readline().strip()
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    result = client.stdout.readline().strip()
+    client.wait(timeout=seconds + 120)
+    share = re.search(r"([\d.]+)% within 1 s", result)
+    missed = re.search(r"(\d+) streams missed", result)
+    ok = client.returncode == 0 and share and float(share.group(1)) >= 99.9 and missed and missed.group(1) == "0"
+    print(f"streams-lists: {count} streams over {lists} lists ({count // lists} each), every list written once a "
+          f"second for {seconds} s; client: {ready}; {result} (target: >= 99.9% within 1 s, none missed) "
+          f"{'ok' if ok else 'MISSED'}")
