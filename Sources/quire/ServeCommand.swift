@@ -39,7 +39,7 @@ struct ServeCommand: ParsableCommand {
         for warning in settings.servingWarnings { logger.warning("\(warning)") }
         try Self.checkSources(settings)
 
-        FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
+        Self.raiseFileLimit(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
         let storage = try ServeStorage(settings, logger: logger)
         // Access lines are written at `info`: below it the log is off, as a logger would filter them.
         var configuration = settings.service
@@ -81,6 +81,19 @@ struct ServeCommand: ParsableCommand {
     /// Every source checked against its database (API.md §2b): each refusal printed, naming the source and the key,
     /// then exit status 2. A source's progress is kept with its lists, in one transaction: on a SQLite file (or in
     /// memory), not yet on the cluster's PostgreSQL.
+    /// Every connection holds a descriptor: the open-file limit is raised to what the connection limit needs (the
+    /// hard limit too where the process may), and where it stays short the log says what to set.
+    private static func raiseFileLimit(toAtLeast wanted: Int, logger: Logger) {
+        let outcome = FileDescriptorLimit.raise(toAtLeast: wanted)
+        if let advice = outcome.advice {
+            logger.warning(
+                "open-file limit below what server.connectionLimit needs: \(advice)",
+                metadata: ["limit": "\(outcome.after)", "wanted": "\(outcome.wanted)"])
+        } else if outcome.after != outcome.before {
+            logger.info("open-file limit raised", metadata: ["from": "\(outcome.before)", "to": "\(outcome.after)"])
+        }
+    }
+
     private static func checkSources(_ settings: Settings) throws {
         guard !settings.sources.isEmpty else { return }
         var refusals: [String] = []
