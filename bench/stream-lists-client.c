@@ -15,7 +15,8 @@
  * since the last one, so two writes may arrive as one event). A write not followed by an event on a stream within 1 s counts as late; at the end,
  * a stream whose last event came before its list's last write missed it. It prints the events, the share
  * delivered within 1 s of their write, the median, p99 and largest delay, the late and the missed, and the writes
- * sent (and refused) against those asked for. Loopback only.
+ * sent (and refused) against those asked for, and how far behind its second the latest was sent (a server that
+ * answers writes slower than asked; the streams are read until the writers are done). Loopback only.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,6 +50,9 @@ static int port, lists, seconds;
 static double *write_times;
 static atomic_size_t *writes_sent;
 static atomic_size_t refused_writes;
+static atomic_int writers_done;
+/* How far behind its schedule (round r at r s) the latest write was sent, in ms. */
+static _Atomic double write_lag;
 static double started;
 
 /* One keep-alive connection that writes lists `first`, `first + WRITERS`, … once a second. */
@@ -67,7 +71,9 @@ static void *writer(void *argument) {
             int length = snprintf(request, sizeof request,
                                   "POST /v1/lists/l%d/ops HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                                   "application/json\r\nContent-Length: %d\r\n\r\n%s", list, body_length, body);
-            write_times[(size_t) list * (size_t) seconds + (size_t) round] = now_ms();
+            double sent_at = now_ms();
+            write_times[(size_t) list * (size_t) seconds + (size_t) round] = sent_at;
+            if (sent_at - due > atomic_load(&write_lag)) atomic_store(&write_lag, sent_at - due);
             send_all(fd, request, (size_t) length);
             /* The whole answer: head, then Content-Length bytes. */
             size_t used = 0;
@@ -97,6 +103,7 @@ static void *writer(void *argument) {
         }
     }
     close(fd);
+    atomic_fetch_add(&writers_done, 1);
     return NULL;
 }
 
@@ -223,9 +230,11 @@ int main(int argc, char **argv) {
     started = now_ms() + 100;
     pthread_t threads[WRITERS];
     for (long index = 0; index < WRITERS; index++) pthread_create(&threads[index], NULL, writer, (void *) index);
-    /* The writes' seconds, then 2 s for the last events. */
+    /* The writes' seconds (or until the writers are done, when the server answers them slower than asked), then
+     * 2 s for the last events. */
     double end = started + seconds * 1000.0 + 2000;
-    while (now_ms() < end) {
+    while (now_ms() < end || atomic_load(&writers_done) < WRITERS) {
+        if (atomic_load(&writers_done) < WRITERS && now_ms() > end - 2000) end = now_ms() + 2000;
         int ready = epoll_wait(epoll, events, 256, 100);
         for (int index = 0; index < ready; index++) {
             struct stream *s = events[index].data.ptr;
@@ -253,11 +262,12 @@ int main(int argc, char **argv) {
     size_t in_time = delay_count - (late - missed);
     double share = delay_count + missed ? 100.0 * (double) in_time / (double) (delay_count + missed) : 0;
     printf("events %zu: %.2f%% within 1 s of their write (median %.0f ms, p99 %.0f ms, largest %.0f ms); %zu late, "
-           "%zu streams missed their list's last write, %zu ended; writes %zu of %zu (%zu refused)\n",
+           "%zu streams missed their list's last write, %zu ended; writes %zu of %zu (%zu refused, the latest sent %.0f ms "
+           "behind its second)\n",
            delay_count, share, delay_count ? delays[delay_count / 2] : -1.0,
            delay_count ? delays[(size_t) ((double) delay_count * 0.99)] : -1.0,
            delay_count ? delays[delay_count - 1] : -1.0, late, missed, failed, sent, (size_t) lists * (size_t) seconds,
-           (size_t) atomic_load(&refused_writes));
+           (size_t) atomic_load(&refused_writes), atomic_load(&write_lag));
     for (size_t index = 0; index < count; index++) close(streams[index]->fd);
     return missed == 0 && failed == 0 ? 0 : 1;
 }
