@@ -9,7 +9,7 @@ RUN_ARGS ?=
 FUZZ_TEST_SECONDS ?= 5
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down demo-sources test docs spec-test readme-test wire-test monitoring-test scrape-test client-test browser-test cors-browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster bench-sources bench-limits clean
+.PHONY: all deps deps-server deps-bench build build-release build-run run check-run cluster cluster-down demo-sources test docs spec-test readme-test wire-test streams-test monitoring-test scrape-test client-test browser-test cors-browser-test tls-test cluster-test check-dockerfile check-format check-house format fuzz bench bench-http bench-sessions bench-long-polls bench-fan-out bench-streams bench-window-cost bench-wire bench-load bench-soak bench-core bench-store bench-working-set bench-filters bench-writes bench-tls bench-allocations bench-instructions bench-cluster bench-sources bench-limits clean
 
 all: build
 
@@ -98,6 +98,12 @@ readme-test: deps
 wire-test: deps
 	$(SWIFT) build --product quire
 	scripts/test/wire-test
+
+## 3,000 event streams from two loopback source addresses, each delivered a write, and the open-file limit told at
+## start (scripts/test/streams-test).
+streams-test: deps
+	$(SWIFT) build --product quire
+	scripts/test/streams-test "$$($(SWIFT) build --show-bin-path)/quire"
 
 ## The alert and recording rules (deploy/prometheus: promtool check and test rules) and the Grafana dashboard
 ## (deploy/grafana/quire.json: every query parses), each naming only metrics a live quire exports.

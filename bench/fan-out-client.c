@@ -2,14 +2,14 @@
  * fan-out-client: parks one long poll per line of a file, then times one write against all of them.
  *
  *   cc -O2 -o fan-out-client bench/fan-out-client.c
- *   fan-out-client PORT PATHS_FILE WRITE_PATH WRITE_BODY
+ *   fan-out-client PORT PATHS_FILE WRITE_PATH WRITE_BODY [SOURCES]
  *
  * PATHS_FILE holds one request target per line (`/v1/sessions/<id>/changes?since=<v>&wait=60`). The client
  * opens a connection per line, sends the GET, prints `ready` and waits for a line on standard input (the
  * caller checks that the server holds every poll). Then it sends `POST WRITE_PATH` with WRITE_BODY on one
  * more connection, and reads every answer with one epoll loop. It prints, in milliseconds after the write
  * was sent: the first answer, the median and the last, and the count of each status. Loopback only: it
- * connects to 127.0.0.1. A Python client reading 10,000 sockets spends more time than the server does;
+ * connects to 127.0.0.1, with SOURCES n from 127.0.0.2 … 127.0.0.(n + 1) in turn. A Python client reading 10,000 sockets spends more time than the server does;
  * this one does not.
  */
 #define _GNU_SOURCE
@@ -48,11 +48,12 @@ static int complete(const struct poll_connection *c, int *status) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s PORT PATHS_FILE WRITE_PATH WRITE_BODY\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s PORT PATHS_FILE WRITE_PATH WRITE_BODY [SOURCES]\n", argv[0]);
         return 64;
     }
     int port = atoi(argv[1]);
+    int sources = argc == 6 ? atoi(argv[5]) : 0;
     FILE *paths = fopen(argv[2], "r");
     if (paths == NULL) {
         perror(argv[2]);
@@ -67,7 +68,7 @@ int main(int argc, char **argv) {
         if (line[0] == 0) continue;
         if (count == capacity) connections = realloc(connections, (capacity *= 2) * sizeof *connections);
         struct poll_connection *c = calloc(1, sizeof *c);
-        c->fd = connect_loopback(port);
+        c->fd = connect_loopback_from(port, source_of(count, sources));
         int length = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", line);
         send_all(c->fd, request, (size_t) length);
         struct epoll_event event = {.events = EPOLLIN, .data.ptr = c};

@@ -2,7 +2,7 @@
  * stream-client: opens one event stream per line of a file, then times one write against all of them.
  *
  *   cc -O2 -o stream-client bench/stream-client.c
- *   stream-client PORT PATHS_FILE WRITE_PATH WRITE_BODY
+ *   stream-client PORT PATHS_FILE WRITE_PATH WRITE_BODY [SOURCES]
  *
  * PATHS_FILE holds one request target per line (`/v1/sessions/<id>/events`). The client opens a connection
  * per line, sends the GET and reads until the stream has started (its `200` head and first comment), then
@@ -10,7 +10,8 @@
  * stream and measures its memory with every stream idle. Then it sends `POST WRITE_PATH` with WRITE_BODY on
  * one more connection and reads every stream with one epoll loop until each has delivered an event (a
  * line starting `event: `). It prints, in milliseconds after the write was sent: the first delivery, the
- * median and the last, and how many streams delivered. Loopback only. Heartbeat comments are read and
+ * median and the last, and how many streams delivered. Loopback only: with SOURCES n, the streams come from
+ * 127.0.0.2 … 127.0.0.(n + 1) in turn (one address's ephemeral ports hold about 28,000), else from 127.0.0.1. Heartbeat comments are read and
  * skipped; a stream that ends or is refused counts as not delivered. `ready` says why streams were refused: how
  * many with each status, and how many connections ended before their head came.
  */
@@ -77,11 +78,12 @@ static void pump(struct stream *s) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s PORT PATHS_FILE WRITE_PATH WRITE_BODY\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s PORT PATHS_FILE WRITE_PATH WRITE_BODY [SOURCES]\n", argv[0]);
         return 64;
     }
     int port = atoi(argv[1]);
+    int sources = argc == 6 ? atoi(argv[5]) : 0;
     FILE *paths = fopen(argv[2], "r");
     if (paths == NULL) {
         perror(argv[2]);
@@ -96,7 +98,7 @@ int main(int argc, char **argv) {
         if (line[0] == 0) continue;
         if (count == capacity) streams = realloc(streams, (capacity *= 2) * sizeof *streams);
         struct stream *s = calloc(1, sizeof *s);
-        s->fd = connect_loopback(port);
+        s->fd = connect_loopback_from(port, source_of(count, sources));
         int length = snprintf(request, sizeof request,
                               "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n", line);
         send_all(s->fd, request, (size_t) length);

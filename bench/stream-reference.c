@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -163,6 +164,11 @@ main (int argc, char **argv)
   long cores = sysconf (_SC_NPROCESSORS_ONLN);
   unsigned threads = argc > 3 ? (unsigned) atoi (argv[3]) : (unsigned) (cores > 0 ? cores : 1);
   written = MHD_create_response_from_buffer (2, "{}", MHD_RESPMEM_PERSISTENT);
+  /* As many connections as the process may hold descriptors (the benchmark raises the limit to its count). */
+  struct rlimit files;
+  unsigned connections = 60000;
+  if (0 == getrlimit (RLIMIT_NOFILE, &files) && files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 64)
+    connections = (unsigned) (files.rlim_cur - 64);
 
   const sigset_t stop = block_stop_signals ();
 
@@ -173,7 +179,7 @@ main (int argc, char **argv)
     &answer, NULL,
     MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &address,
     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 0,
-    MHD_OPTION_CONNECTION_LIMIT, (unsigned int) 60000,
+    MHD_OPTION_CONNECTION_LIMIT, connections,
     MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
     threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads,
     MHD_OPTION_END);

@@ -9,7 +9,11 @@ server of bench/mhd-reference.c in the same run.
                                                      ES256 token: against the reference sent the same token, and
                                                      the reference sent none)
   scripts/bench.py sessions [--count N]              resident memory growth for N sessions (50-item windows)
-  scripts/bench.py long-polls [--count N]            N concurrent long polls on one list, one write: time to answer all
+  scripts/bench.py long-polls [--count N] [--rearm-seconds S]
+                                                     N concurrent long polls on one list, one write: time to answer
+                                                     all (bench/fan-out-client.c); then for S s the N re-armed as
+                                                     answered, one write a second (bench/long-poll-client.c):
+                                                     answers in time, 503s
   scripts/bench.py load [--rounds N] [--seconds S] [--cpu-limit CPUS]
                                                      the wrk Lua scenarios of bench/ vs the reference: requests/s, p50,
                                                      p99, errors, server CPU per request
@@ -23,14 +27,18 @@ server of bench/mhd-reference.c in the same run.
                                                      gzip vs plain; requests/s of the cached page and of session
                                                      creation with Accept-Encoding: gzip vs without (page: both
                                                      against the reference in the same run)
-  scripts/bench.py streams [--count N] [--window W] [--blocks]
+  scripts/bench.py streams [--count N] [--window W] [--idle-seconds S] [--lists L] [--lists-seconds S] [--blocks]
                                                      N sessions holding W-item windows each keep an event stream open
                                                      on one list: resident memory per idle stream beyond the session
                                                      (beside the stack's floor: bench/stream-reference.c, plain C on
                                                      libmicrohttpd), each with its breakdown (pool pages, connection,
                                                      response, own objects, allocator: bench/heap-census.c; --blocks
-                                                     lists the blocks), why streams were refused, then one 1-item
-                                                     write: time until every stream has delivered
+                                                     lists the blocks), why streams were refused, the server's CPU
+                                                     while they sit idle S s with heartbeats, then one 1-item
+                                                     write: time until every stream has delivered; then N streams
+                                                     over L lists, each list written once a second
+                                                     (bench/stream-lists-client.c): events within 1 s, streams that
+                                                     missed their list's last write
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
   scripts/bench.py writes [--rounds N] [--seconds S] [--connections C] [--long-seconds L]
@@ -82,6 +90,10 @@ server of bench/mhd-reference.c in the same run.
                                                      table (time, peak memory), SIGKILL and restart
 
 Every server listens on 127.0.0.1 only, every load run is bounded in time, and the servers are stopped at exit.
+streams, long-polls and fan-out connect from several loopback source addresses (127.0.0.2, 127.0.0.3, …: one has
+about 28,000 ports toward one server port) and raise the open-file limits to the count (the hard one too as root
+with CAP_SYS_RESOURCE, up to fs.nr_open; else they stop saying what to set), so that --count 100000 is asked of the
+servers, not of the client.
 """
 import argparse
 
@@ -127,6 +139,8 @@ def main():
     s.add_argument("--count", type=int, default=100_000)
     l = commands.add_parser("long-polls")
     l.add_argument("--count", type=int, default=5_000)
+    l.add_argument("--rearm-seconds", type=int, default=30,
+                   help="then every poll re-armed as answered while the list is written once a second (0: not)")
     ld = commands.add_parser("load")
     ld.add_argument("--rounds", type=int, default=3)
     ld.add_argument("--seconds", type=int, default=5)
@@ -149,6 +163,11 @@ def main():
     st = commands.add_parser("streams")
     st.add_argument("--count", type=int, default=10_000)
     st.add_argument("--window", type=int, default=2_000)
+    st.add_argument("--lists", type=int, default=1_000,
+                    help="then as many streams over this many lists, each written once a second (0: not)")
+    st.add_argument("--lists-seconds", type=int, default=30)
+    st.add_argument("--idle-seconds", type=int, default=30,
+                    help="seconds the streams sit idle (heartbeats sent) while the server's CPU is measured")
     st.add_argument("--blocks", action="store_true",
                     help="list the heap blocks an idle stream holds, by part and size (asked/given)")
     a = commands.add_parser("allocations")

@@ -39,11 +39,12 @@ struct ServeCommand: ParsableCommand {
         for warning in settings.servingWarnings { logger.warning("\(warning)") }
         try Self.checkSources(settings)
 
-        FileDescriptorLimit.raise(toAtLeast: settings.service.http.connectionLimit + 256, logger: logger)
+        let connectionLimit = Self.raiseFileLimit(for: settings.service.http.connectionLimit, logger: logger)
         let storage = try ServeStorage(settings, logger: logger)
         // Access lines are written at `info`: below it the log is off, as a logger would filter them.
         var configuration = settings.service
         configuration.sources = settings.sources
+        configuration.http.connectionLimit = connectionLimit
         configuration.accessLog = configuration.accessLog && settings.logLevel <= .info
         let accessLog =
             configuration.accessLog
@@ -76,6 +77,28 @@ struct ServeCommand: ParsableCommand {
         service.shutdown()
         accessLog?.close()  // every buffered line written: requests have ended
         storage.close()
+    }
+
+    /// Every connection holds a descriptor: the open-file limit is raised to what `connectionLimit` needs, 256 more
+    /// for the rest of the process (the hard limit too where the process may). Where it stays short, the log says
+    /// what to set, and the connections served are capped to what the limit holds (returned): past that cap a
+    /// connection is accepted and closed at once, where past the open-file limit it could not even be accepted and
+    /// would wait in the kernel's queue.
+    private static func raiseFileLimit(for connectionLimit: Int, logger: Logger) -> Int {
+        let reserved = 256
+        let outcome = FileDescriptorLimit.raise(toAtLeast: connectionLimit + reserved)
+        guard let advice = outcome.advice else {
+            if outcome.after != outcome.before {
+                logger.info(
+                    "open-file limit raised", metadata: ["from": "\(outcome.before)", "to": "\(outcome.after)"])
+            }
+            return connectionLimit
+        }
+        let held = max(1, min(connectionLimit, Int(clamping: outcome.after.soft) - reserved))
+        logger.warning(
+            "open-file limit below what server.connectionLimit needs: \(advice); until then at most \(held) connections",
+            metadata: ["limit": "\(outcome.after)", "wanted": "\(outcome.wanted)", "connections": "\(held)"])
+        return held
     }
 
     /// Every source checked against its database (API.md §2b): each refusal printed, naming the source and the key,

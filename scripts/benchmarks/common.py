@@ -1,7 +1,7 @@
 """What every benchmark family shares: the servers it starts (Quire in release, the C reference of
 bench/mhd-reference.c), wrk and the parsing of its output, the server's CPU per request, the `--cpu-limit`
 cgroup, /metrics and resident memory. Every process started here is in `children`, stopped at exit."""
-import json, os, re, signal, socket, subprocess, sys, tempfile, time
+import json, math, os, re, resource, signal, socket, subprocess, sys, tempfile, time
 import urllib.request
 
 from lib.proc_times import cpu_seconds
@@ -219,6 +219,36 @@ def metric(base, name):
         return int(m.group(1)) if m else -1
     except Exception:
         return -1
+
+
+def connection_room(count):
+    """Room for `count` connections held at once by one client against one server, both children of this process:
+    the open-file limits (soft and hard, which they inherit) raised to what each needs, as root up to fs.nr_open
+    (else the hard limit as given; too low, the run stops saying what to set), and the loopback source addresses
+    the client connects from (127.0.0.2, 127.0.0.3, …: one address has about 28,000 ephemeral ports toward one
+    server port, ip_local_port_range; 20,000 each leaves room for the rest of the run). Returns the count of
+    source addresses, at least 2 (the mechanism is the same at every count)."""
+    wanted = count + 1024  # the server's own descriptors (store, listening socket, epoll) are a few dozen
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        with open("/proc/sys/fs/nr_open") as f:
+            ceiling = int(f.read())
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, ceiling), min(wanted, ceiling)))
+        except (ValueError, OSError):
+            pass
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard < wanted:
+            sys.exit(f"{count} connections need an open-file limit of {wanted}, and this process may have {hard}: "
+                     f"raising the hard limit takes CAP_SYS_RESOURCE (root outside a container), else it is set "
+                     f"from outside: `ulimit -Hn {wanted}` in a privileged shell, systemd's LimitNOFILE={wanted}, "
+                     f"docker run --ulimit nofile={wanted}:{wanted} (fs.nr_open must be >= {wanted})")
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low, high = (int(x) for x in f.read().split())
+    per_address = min(20_000, (high - low + 1) * 3 // 4)
+    return max(2, math.ceil(count / per_address))
 
 
 def rss_mb(pid):

@@ -1,6 +1,6 @@
 """A keep-alive connection for fast sequential requests, and the lists and windows the benchmarks make
 with it."""
-import json, re, socket
+import json, multiprocessing, re, socket
 
 from .common import request
 
@@ -50,3 +50,28 @@ def open_window(connection, list_name, size, limit=500):
         version = json.loads(body)["version"]
         held += step
     return session["session"], version
+
+
+def _open_windows(job):
+    port, names, size = job
+    connection = Connection(port)
+    return [open_window(connection, name, size) for name in names]
+
+
+def open_windows(port, list_name, size, count, workers=4):
+    """`count` sessions each holding `size` items of `list_name` (open_window), opened over `workers` connections by
+    as many processes at once: [(session, version)]. One connection in Python opens 100,000 2,000-item windows in
+    minutes; the server answers several at once."""
+    return open_windows_on(port, [list_name] * count, size, workers)
+
+
+def open_windows_on(port, names, size, workers=4):
+    """A session holding `size` items on each list of `names`, in their order, as open_windows opens them."""
+    shares = [names[index::workers] for index in range(workers)]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        parts = pool.map(_open_windows, [(port, share, size) for share in shares])
+    # Back in the order of `names`: share i holds names i, i + workers, …
+    opened = [None] * len(names)
+    for index, part in enumerate(parts):
+        opened[index::workers] = part
+    return opened

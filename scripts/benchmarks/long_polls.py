@@ -1,53 +1,50 @@
-"""`bench.py long-polls`: N concurrent long polls on one list, one write: the time until every one
-is answered."""
-import asyncio, json, re, resource, time
+"""`bench.py long-polls`: N concurrent long polls (20-item windows of the demo list), one write: the time until
+every one is answered; then the same N re-armed as they are answered while the list is written once a second: the
+share answered in time, and any `503`. The polls are held by C clients with one epoll loop each
+(bench/fan-out-client.c, bench/long-poll-client.c), from several loopback source addresses, so that the client
+holds 100,000 of them on the same two cores as the server."""
+import os, re, subprocess, tempfile
 
-from .common import request, start_quire
-from .lists import Connection
+import json
+
+from .common import BENCH, children, connection_room, request, start_quire
+from .fan_out import fan_out_run
 
 
-async def long_polls_async(port, base, count):
-    created = []
-    connection = Connection(port)
-    for _ in range(count):
-        status, body = connection.request("POST", "/v1/lists/demo/sessions", b'{"limit":20}')
-        created.append(json.loads(body))
-    answered = []
-
-    async def poll(session):
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        path = f"/v1/sessions/{session['session']}/changes?since={session['version']}&wait=30"
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))
-        body = await reader.readexactly(length)
-        answered.append((time.monotonic(), int(head.split()[1]), json.loads(body)["version"]))
-        writer.close()
-
-    tasks = [asyncio.create_task(poll(session)) for session in created]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        _, metrics = await asyncio.to_thread(request, "GET", base + "/metrics")
-        waiting = int(re.search(rb"quire_long_polls_waiting (\d+)", metrics).group(1))
-        if waiting >= count:
-            break
-        await asyncio.sleep(0.05)
-    print(f"long-polls: {waiting} waiting")
-    write_time = time.monotonic()
-    await asyncio.to_thread(request, "POST", base + "/v1/lists/demo/ops",
-                            {"ops": [{"op": "updateItems", "items": [{"id": "m-1", "type": "message", "data": {"edited": True}}]}]})
-    await asyncio.wait_for(asyncio.gather(*tasks), timeout=60)
-    latest = max(t for t, _, _ in answered) - write_time
-    statuses = {status for _, status, _ in answered}
-    versions = {version for _, _, version in answered}
-    print(f"long-polls: {len(answered)} answered (statuses {sorted(statuses)}, versions {sorted(versions)}); "
-          f"the last {latest * 1000:.0f} ms after the write (target <= 1000 ms)")
+def rearmed(port, base, sessions, seconds, sources):
+    """bench/long-poll-client.c: every session's poll (`wait=25`) parked again as soon as it is answered, the demo
+    list's m-1 written once a second for `seconds` s. Each session was answered the one write of the run before:
+    its window is at the list's version now."""
+    version = json.loads(request("GET", base + "/v1/lists/demo?limit=1")[1])["version"]
+    directory = tempfile.mkdtemp(prefix="quire-long-polls-")
+    binary = os.path.join(directory, "long-poll-client")
+    subprocess.run(["cc", "-O2", "-pthread", "-o", binary, os.path.join(BENCH, "long-poll-client.c")], check=True)
+    paths = os.path.join(directory, "paths")
+    with open(paths, "w") as f:
+        for session, _ in sessions:
+            f.write(f"/v1/sessions/{session}/changes?since={version}\n")
+    client = subprocess.Popen([binary, str(port), paths, "demo", "m-1", "message", str(seconds), str(sources)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    children.append(client)
+    ready = client.stdout.readline().strip()
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    result = client.stdout.readline().strip()
+    client.wait(timeout=seconds + 120)
+    share = re.search(r"([\d.]+)% in time", result)
+    unavailable = re.search(r"503 (\d+)", result)
+    ok = client.returncode == 0 and share and float(share.group(1)) == 100.0 and unavailable.group(1) == "0"
+    print(f"long-polls-rearmed: {len(sessions)} long polls (wait=25) re-armed as answered, one write a second for "
+          f"{seconds} s; client: {ready}; {result} (target: 100% in time, no 503) {'ok' if ok else 'MISSED'}")
 
 
 def long_polls(options):
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, options.count + 1024), hard))
-    process, base = start_quire()
+    sources = connection_room(options.count)
+    process, base = start_quire({"QUIRE_LONG_POLL_MAX_WAITERS": str(options.count + 100),
+                                 "QUIRE_SERVER_CONNECTION_LIMIT": str(options.count + 1000),
+                                 "QUIRE_SESSIONS_CAPACITY": str(max(200_000, options.count + 1000))})
     port = int(base.rsplit(":", 1)[1])
-    asyncio.run(long_polls_async(port, base, options.count))
+    sessions = fan_out_run(port, base, options.count, 20, sources, list_name="demo", item=("m-1", "message"),
+                           label="long-polls")
+    if options.rearm_seconds:
+        rearmed(port, base, sessions, options.rearm_seconds, sources)

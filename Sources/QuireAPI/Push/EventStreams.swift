@@ -8,28 +8,50 @@ import Synchronization
 /// is suspended while its session's window does not move, woken by the write that moves it (the path long
 /// polls take), by its heartbeat, or by the end of its session.
 ///
-/// A ticker thread (every quarter of a second at most) wakes the streams whose heartbeat is due, ends
-/// those whose session is gone (expired, evicted) with `event: gone`, and those whose token expired.
+/// A ticker thread (once a second, or twice a heartbeat interval if that is shorter) wakes the streams whose
+/// heartbeat is due and ends those whose token expired (a token's expiry is in whole seconds). It looks at a stream
+/// only when the stream may be due (a ``TimerWheel``): once a heartbeat interval for an idle stream, so that a tick
+/// costs the streams due then, not every stream open. And it wakes them a second's worth at a time, because
+/// libmicrohttpd 0.9.75 resumes connections by walking every connection suspended on the thread
+/// (`resume_suspended_connections`): each batch of wakes costs a step per stream held, and with 100,000 streams
+/// one batch a second costs a quarter of four. A session's end reaches its stream from the session store (an
+/// eviction, an expiry found by its sweep: ``SessionStore/observeRemovals(_:)``) or from the request that ended
+/// it; the ticker's look once a heartbeat catches any other end.
 final class EventStreams: Sendable {
     /// The most streams at once; more get `503 overloaded`.
     let capacity: Int
     let heartbeat: Duration
+    /// The ticker's period, and how many of its ticks make a heartbeat interval (the wheel's reach).
+    let period: Duration
+    private let ticksPerHeartbeat: Int
     private let sessions: SessionStore
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let ticking = Atomic<Bool>(true)
 
     private struct State {
         var bySession: [String: EventStream] = [:]
         var byList: [String: [String: EventStream]] = [:]
+        /// Every open stream, at the tick of its next look (a stream ended meanwhile is dropped then).
+        var wheel: TimerWheel<EventStream>
         var isShutDown = false
     }
 
-    init(capacity: Int, heartbeatSeconds: Double, sessions: SessionStore) {
+    /// - Parameter ticker: start the ticker thread (a test drives ``tick(now:wallClock:)`` itself without it).
+    init(capacity: Int, heartbeatSeconds: Double, sessions: SessionStore, ticker: Bool = true) {
         self.capacity = capacity
-        self.heartbeat = .milliseconds(Int(max(heartbeatSeconds, 0.01) * 1000))
+        let heartbeat = Duration.milliseconds(Int(max(heartbeatSeconds, 0.01) * 1000))
+        let period = min(.seconds(1), heartbeat / 2)
+        let ticksPerHeartbeat = Int((heartbeat / period).rounded(.up))
+        self.heartbeat = heartbeat
+        self.period = period
+        self.ticksPerHeartbeat = ticksPerHeartbeat
         self.sessions = sessions
-        startTicker(every: min(.milliseconds(250), heartbeat / 2))
+        state = Mutex(State(wheel: TimerWheel(reach: ticksPerHeartbeat)))
+        if ticker { startTicker(every: period) }
     }
+
+    /// Streams waiting for the ticker's look (those open, and those ended since their last look).
+    var scheduledCount: Int { state.withLock { $0.wheel.count } }
 
     /// Streams open now.
     var count: Int { state.withLock { $0.bySession.count } }
@@ -38,6 +60,7 @@ final class EventStreams: Sendable {
     ///
     /// - Throws: `503 overloaded` past ``capacity`` or while shutting down.
     func open(_ stream: EventStream) throws(Problem) {
+        let firstLook = ticksUntilLook(at: stream, idle: .zero, wallClock: TokenVerifier.now())
         let older: EventStream? = try state.withLock { state throws(Problem) in
             guard !state.isShutDown else {
                 throw Problem.overloaded("The service is shutting down.", retryAfterSeconds: 1)
@@ -48,6 +71,7 @@ final class EventStreams: Sendable {
             }
             state.bySession[stream.session] = stream
             state.byList[stream.list, default: [:]][stream.session] = stream
+            state.wheel.schedule(stream, inTicks: firstLook)
             return older
         }
         older?.signal { $0.ended = true }
@@ -69,6 +93,12 @@ final class EventStreams: Sendable {
     func end(session: String, gone: Bool) {
         let stream = state.withLock { $0.bySession[session] }
         stream?.signal { if gone { $0.gone = true } else { $0.ended = true } }
+    }
+
+    /// Ends the streams of `ids` with `event: gone` (their sessions were evicted or expired).
+    func endGone(sessions ids: [String]) {
+        let streams = state.withLock { state in ids.compactMap { state.bySession[$0] } }
+        for stream in streams { stream.signal { $0.gone = true } }
     }
 
     /// Makes the stream of `session` compute its next event again.
@@ -108,18 +138,49 @@ final class EventStreams: Sendable {
         }
     }
 
-    /// One pass of the ticker: heartbeats, sessions gone, tokens expired.
-    func tick(now: ContinuousClock.Instant, wallClock: Double) {
-        let streams = state.withLock { Array($0.bySession.values) }
-        for stream in streams {
+    /// One tick: the streams due now (and still open) get their heartbeat if they sent nothing for an interval, end
+    /// if their token expired or their session is gone, and are scheduled for their next look.
+    ///
+    /// - Returns: how many streams it looked at.
+    /// - Complexity: O(streams due), about (streams open) ÷ (ticks per heartbeat interval) a tick.
+    @discardableResult
+    func tick(now: ContinuousClock.Instant, wallClock: Double) -> Int {
+        let due = state.withLock { state in state.wheel.advance().filter { state.bySession[$0.session] === $0 } }
+        guard !due.isEmpty else { return 0 }
+        var looks: [(EventStream, Int)] = []
+        looks.reserveCapacity(due.count)
+        for stream in due {
             if !sessions.contains(stream.session) {
                 stream.signal { $0.gone = true }
-            } else if let until = stream.acceptedUntil, wallClock >= until {
-                stream.signal { $0.ended = true }
-            } else if now - stream.lastSent >= heartbeat {
-                stream.signal { $0.heartbeat = true }
+                continue
             }
+            if let until = stream.acceptedUntil, wallClock >= until {
+                stream.signal { $0.ended = true }
+                continue
+            }
+            var idle = now - stream.lastSent
+            // A look comes a tick late at worst, never early but for the ticker's jitter: a quarter tick.
+            if idle >= heartbeat - period / 4 {
+                stream.signal { $0.heartbeat = true }
+                idle = .zero
+            }
+            looks.append((stream, ticksUntilLook(at: stream, idle: idle, wallClock: wallClock)))
         }
+        state.withLock { state in
+            for (stream, ticks) in looks { state.wheel.schedule(stream, inTicks: ticks) }
+        }
+        return due.count
+    }
+
+    /// Ticks until `stream`, idle for `idle`, is next due: its heartbeat, or its token's expiry if sooner.
+    private func ticksUntilLook(at stream: EventStream, idle: Duration, wallClock: Double) -> Int {
+        var ticks = Int(((heartbeat - idle) / period).rounded(.up))
+        if let until = stream.acceptedUntil {
+            let seconds = Double(period.components.seconds) + Double(period.components.attoseconds) / 1e18
+            let untilExpiry = ((until - wallClock) / seconds).rounded(.up)
+            if untilExpiry < Double(ticks) { ticks = Int(max(untilExpiry, 1)) }
+        }
+        return max(ticks, 1)
     }
 
     private func startTicker(every period: Duration) {
@@ -193,6 +254,9 @@ final class EventStream: Sendable {
             return next
         }
     }
+
+    /// What the producer takes when it next runs.
+    var pendingSignals: Signals { state.signals.withLock { $0 } }
 
     /// When the stream last sent something.
     var lastSent: ContinuousClock.Instant { state.lastSent.withLock { $0 } }

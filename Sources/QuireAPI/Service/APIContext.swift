@@ -57,6 +57,7 @@ final class APIContext: Sendable {
         streams = EventStreams(
             capacity: configuration.events.maxStreams, heartbeatSeconds: configuration.events.heartbeatSeconds,
             sessions: sessions)
+        sessions.observeRemovals { [streams] ids in streams.endGone(sessions: ids) }
         pageCache = PageCache(capacity: configuration.pages.cacheEntries)
         sessionFirstWindows = PageCache(capacity: min(configuration.pages.cacheEntries, 64))
         unchangedAnswers = PageCache(capacity: min(configuration.sessions.capacity, 10_000))

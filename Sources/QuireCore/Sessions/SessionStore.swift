@@ -27,6 +27,9 @@ public final class SessionStore: Sendable {
 
     /// The lists the sessions are on, one pin per session (so that the registry keeps them in memory).
     private let pins: ListPins?
+    /// Told the ids of the sessions evicted or expired (``observeRemovals(_:)``), so that what follows a session
+    /// (its event stream) learns of its end without asking the store about every session in turn.
+    private let removalObserver = Mutex<(@Sendable ([String]) -> Void)?>(nil)
 
     private final class Stripe: Sendable {
         let table: Mutex<LRUTable<SessionKey, Session>>
@@ -195,8 +198,19 @@ public final class SessionStore: Sendable {
         for stripe in stripes { count(withTable(of: stripe) { $0.sweep(now: clock()) }) }
     }
 
+    /// Calls `observer` with the ids of the sessions evicted (past the capacity) or expired (found idle by
+    /// ``sweep()`` or by an insertion), after the store's locks are released; removals asked for (``remove(_:)``,
+    /// ``removeAll(of:)``) are the asker's to tell. One observer: a later call replaces it.
+    public func observeRemovals(_ observer: @escaping @Sendable ([String]) -> Void) {
+        removalObserver.withLock { $0 = observer }
+    }
+
     private func count(_ removed: LRUTable<SessionKey, Session>.Removed) {
         if !removed.evicted.isEmpty { evictions.add(removed.evicted.count, ordering: .relaxed) }
         if !removed.expired.isEmpty { expirations.add(removed.expired.count, ordering: .relaxed) }
+        guard !removed.evicted.isEmpty || !removed.expired.isEmpty,
+            let observer = removalObserver.withLock({ $0 })
+        else { return }
+        observer(removed.evicted.map(\.id) + removed.expired.map(\.id))
     }
 }
