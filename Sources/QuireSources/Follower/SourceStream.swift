@@ -24,6 +24,8 @@ struct SourceStream {
     /// The OID of the source's table in the stream, once a Relation message named it.
     private var relationID: UInt32?
     private var lastStatus = ContinuousClock.now
+    /// When the retained log was last measured and the table last checked against the source.
+    private var lastCheck = ContinuousClock.now
     /// The lists this stream's writes were built on once since it started (so held as the store holds them).
     private let caughtUp = CaughtUpLists()
 
@@ -63,10 +65,12 @@ struct SourceStream {
                     try handle(try PgOutput.Message(decoding: data.payload))
                 }
             }
-            if ContinuousClock.now - lastStatus >= SourceFollower.statusInterval {
+            // On its own clock: statuses sent sooner (commits, keepalives) must not put off the table's check.
+            if ContinuousClock.now - lastCheck >= SourceFollower.statusInterval {
                 try sendStatus()
                 measure()
                 try checkTable()
+                lastCheck = .now
             }
         }
         try? replication.stopReplication()
