@@ -72,6 +72,70 @@ struct SourceRandomTests {
         }
     }
 
+    @Test("a backlog of random transactions and a TRUNCATE, committed in batches: one version per touched list each")
+    func backlogInBatches() throws {
+        let seed =
+            ProcessInfo.processInfo.environment["QUIRE_TEST_SEED"].flatMap(UInt64.init)
+            ?? UInt64.random(in: 0...UInt64.max)
+        var random = SeededRandom(seed)
+        let database = try SourceDatabase()
+        defer { database.drop() }
+        let sql = try PostgresConnection(url: database.url)
+        try sql.execute(
+            "CREATE TABLE items (id integer PRIMARY KEY, owner text NOT NULL, folder text NOT NULL, rank integer, "
+                + "title text, note text)")
+        var writer = RandomWriter(sql: sql)
+        for _ in 0..<24 { try sql.execute(writer.insert(&random)) }
+        let source = SourceConfiguration(
+            name: database.sourceName, url: database.url, table: TableName(name: "items"),
+            list: ListTemplate(prefix: "r-", column: "owner"), section: "folder",
+            order: [
+                OrderTerm(column: "rank", direction: .ascending), OrderTerm(column: "title", direction: .descending),
+            ],
+            type: .constant("row"), data: ["title", "rank"])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("backlog-\(UUID()).db").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var fixture = try SourceFollowingTests.start(source, file: file)
+        var model = try Self.model(sql)
+        try Self.waitFor(model, fixture, seed: seed)
+        let before = try fixture.versions(Self.lists)
+        fixture.stop()
+
+        // While Quire is down the slot keeps every transaction: at the restart they arrive at once, a backlog.
+        var expected = before
+        let transactions = 60
+        for step in 0..<transactions {
+            let statement: String
+            switch step {
+            case 30: statement = "TRUNCATE items"
+            case 31: statement = "BEGIN; \(writer.insert(&random)); COMMIT"
+            default: statement = try writer.transaction(&random)
+            }
+            try sql.execute(statement)
+            let after = try Self.model(sql)
+            for list in Self.touched(from: model, to: after) { expected[list]! += 1 }
+            model = after
+        }
+        fixture = try SourceFollowingTests.start(source, file: file)
+        defer { fixture.stop() }
+        try Self.waitFor(model, fixture, seed: seed)
+        #expect(try fixture.versions(Self.lists) == expected, "seed \(seed): versions from \(before)")
+        let statistics = try #require(fixture.service.followers.first).statistics
+        #expect(statistics.transactionCount == transactions, "seed \(seed)")
+        #expect(
+            statistics.commitCount < transactions / 2,
+            "seed \(seed): \(statistics.commitCount) commits for \(transactions) transactions")
+
+        // The rows' places were recorded through the batches: after another restart, no transaction applied twice,
+        // and each row is found where the batches left it.
+        fixture.stop()
+        fixture = try SourceFollowingTests.start(source, file: file)
+        #expect(try fixture.versions(Self.lists) == expected, "seed \(seed)")
+        for _ in 0..<5 { try sql.execute(try writer.transaction(&random)) }
+        model = try Self.model(sql)
+        try Self.waitFor(model, fixture, seed: seed)
+    }
+
     /// A row as the model holds it: its section and its item as `id:title:rank`.
     struct Row: Equatable {
         var folder: String

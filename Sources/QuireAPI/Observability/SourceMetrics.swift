@@ -32,6 +32,10 @@ enum SourceMetrics {
             "quire_source_transactions_total", "counter", "Transactions of the source's table applied.",
             each.map { ($0.label, "\($0.statistics.transactionCount)") })
         family(
+            "quire_source_commits_total", "counter",
+            "Commits of Quire's store that applied the source's transactions (several are committed together).",
+            each.map { ($0.label, "\($0.statistics.commitCount)") })
+        family(
             "quire_source_rows_total", "counter", "Row changes applied, by op.",
             each.flatMap { source in
                 source.statistics.rows.map { ("\(source.label),op=\"\($0.op)\"", "\($0.count)") }

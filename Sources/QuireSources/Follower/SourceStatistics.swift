@@ -15,6 +15,8 @@ public final class SourceStatistics: Sendable {
     /// The log the slot keeps, as last measured.
     let retainedBytes = Atomic<UInt64>(0)
     let transactions = Atomic<Int>(0)
+    /// Commits of the store the transactions took (several transactions are committed together).
+    let commits = Atomic<Int>(0)
     let inserts = Atomic<Int>(0)
     let updates = Atomic<Int>(0)
     let deletes = Atomic<Int>(0)
@@ -34,6 +36,7 @@ public final class SourceStatistics: Sendable {
     public var isSyncing: Bool { syncing.load(ordering: .relaxed) }
     public var isStandby: Bool { standby.load(ordering: .relaxed) }
     public var transactionCount: Int { transactions.load(ordering: .relaxed) }
+    public var commitCount: Int { commits.load(ordering: .relaxed) }
     public var skippedCount: Int { skipped.load(ordering: .relaxed) }
     public var applied: LSN { LSN(appliedPosition.load(ordering: .relaxed)) }
     public var retainedWALBytes: UInt64 { retainedBytes.load(ordering: .relaxed) }

@@ -28,6 +28,8 @@ struct SourceStream {
     private var lastCheck = ContinuousClock.now
     /// The lists this stream's writes were built on once since it started (so held as the store holds them).
     private let caughtUp = CaughtUpLists()
+    /// Transactions built and not yet committed.
+    private var batch = SourceBatch()
 
     init(
         follower: SourceFollower, replication: ReplicationConnection, database: AppDatabase, mapping: RowMapping,
@@ -46,15 +48,18 @@ struct SourceStream {
     mutating func run() throws {
         measure()
         while !follower.isStopping {
-            if let message = try replication.readMessage(timeout: SourceFollower.readTimeout) {
+            // With transactions built, only what the log has sent already joins them: they are committed as soon
+            // as it has sent nothing more (while they were being committed, the next batch gathered).
+            let timeout = batch.isEmpty ? SourceFollower.readTimeout : .zero
+            if let message = try replication.readMessage(timeout: timeout) {
                 switch message {
                 case .keepalive(let keepalive):
                     note(server: keepalive.end)
-                    // Between transactions, everything the server has sent is applied: the log up to its end held
-                    // nothing of the table, and the slot may let it go (else an idle table would keep the log of
-                    // every other table's writes).
+                    // Between transactions, with none waiting to be committed, everything the server has sent is
+                    // applied: the log up to its end held nothing of the table, and the slot may let it go (else an
+                    // idle table would keep the log of every other table's writes).
                     let told = max(applied, confirmable)
-                    if begin == nil { confirmable = max(confirmable, keepalive.end) }
+                    if begin == nil && batch.isEmpty { confirmable = max(confirmable, keepalive.end) }
                     if keepalive.replyRequested
                         || (confirmable > told && ContinuousClock.now - lastStatus >= .milliseconds(100))
                     {
@@ -64,6 +69,9 @@ struct SourceStream {
                     note(server: data.end)
                     try handle(try PgOutput.Message(decoding: data.payload))
                 }
+                if batch.isFull { try commitBatch() }
+            } else {
+                try commitBatch()
             }
             // On its own clock: statuses sent sooner (commits, keepalives) must not put off the table's check.
             if ContinuousClock.now - lastCheck >= SourceFollower.statusInterval {
@@ -73,6 +81,7 @@ struct SourceStream {
                 lastCheck = .now
             }
         }
+        try commitBatch()
         try? replication.stopReplication()
     }
 
@@ -127,34 +136,44 @@ struct SourceStream {
                 changes = []
             }
             // A transaction the store holds already (the slot had not heard of it before a restart).
-            guard commit.endLSN > applied else { return }
-            try apply(commit)
+            guard commit.endLSN > (batch.position ?? applied) else { return }
+            try build(commit)
         case .origin, .type, .message:
             return
         }
     }
 
-    /// The transaction gathered, committed as one write per list with its position; then the slot is told.
-    private mutating func apply(_ commit: PgOutput.Commit) throws {
+    /// The transaction gathered, turned into one write per list on the versions the batch made so far, joins the
+    /// batch (whole, however big: the batch is then full).
+    private mutating func build(_ commit: PgOutput.Commit) throws {
         let mapping = self.mapping
         var transaction = SourceTransaction(
             source: mapping.source.name, index: index, limits: mapping.limits,
             sectionKey: { mapping.sectionKey(ofSection: $0) },
-            current: { [writer = follower.writer, caughtUp] in try caughtUp.version(of: $0, from: writer) })
+            current: { [writer = follower.writer, caughtUp, batch] list in
+                if let made = batch.version(of: list) { return made }
+                return try caughtUp.version(of: list, from: writer)
+            })
         for change in changes { try apply(change, to: &transaction) }
-        let outcomes = follower.writer.commit(
-            transaction.writes(), progress: transaction.progress(position: commit.endLSN.rawValue))
+        batch.add(transaction, position: commit.endLSN, commitTime: commit.commitTime)
+    }
+
+    /// The batch's writes committed with its last transaction's end as the source's position; then the slot is told.
+    private mutating func commitBatch() throws {
+        guard let position = batch.position else { return }
+        let outcomes = follower.writer.commit(batch.writes, progress: batch.progress(source: mapping.source.name))
         for outcome in outcomes {
             if case .failure(let error) = outcome { throw SourceWriteFailed(error: error) }
         }
-        transaction.apply(to: index)
-        applied = commit.endLSN
+        applied = position
         let statistics = follower.statistics
         statistics.appliedPosition.store(applied.rawValue, ordering: .relaxed)
-        statistics.transactions.add(1, ordering: .relaxed)
-        statistics.count(transaction.rowCounts)
-        statistics.record(
-            commitToApply: PostgresTimestamp.now().secondsSinceUnixEpoch - commit.commitTime.secondsSinceUnixEpoch)
+        statistics.transactions.add(batch.transactionCount, ordering: .relaxed)
+        statistics.commits.add(1, ordering: .relaxed)
+        statistics.count(batch.rowCounts)
+        let now = PostgresTimestamp.now().secondsSinceUnixEpoch
+        for commitTime in batch.commitTimes { statistics.record(commitToApply: now - commitTime.secondsSinceUnixEpoch) }
+        batch = SourceBatch()
         if ContinuousClock.now - lastStatus >= .milliseconds(100) { try sendStatus() }
     }
 

@@ -147,6 +147,12 @@ struct SourceTransaction {
         }
     }
 
+    /// Each list the transaction wrote, at the version it made (what a later transaction of the same batch builds
+    /// on).
+    var versions: [String: ListVersion] {
+        lists.compactMapValues { $0.ops.isEmpty ? nil : $0.version }
+    }
+
     /// The rows' places to record with the writes, through log position `position` (`nil`: a copy under way).
     func progress(position: UInt64?) -> SourceProgress {
         SourceProgress(

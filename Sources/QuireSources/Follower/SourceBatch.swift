@@ -1,0 +1,72 @@
+import QuireCore
+
+/// Transactions of the source's table read from the log and built, not yet committed: the follower commits them
+/// together, in one transaction of the store (one sync of its disk) with the last one's position, as the write lane
+/// commits HTTP writes in groups. Each keeps its own write of each list it touches, so each is still one version
+/// of each such list, in commit order.
+///
+/// A transaction is built on the versions the batch's earlier ones made, and the row index holds its places once it
+/// is built (``add(_:position:commitTime:)``): if the commit fails, the follower's stream ends and a new one reads the
+/// index again from the store.
+struct SourceBatch {
+    /// The most transactions committed together: the writes of a batch hold their lists' locks until it is
+    /// durable, and readers of those lists wait meanwhile.
+    static let maximumTransactions = 256
+    /// The most row changes committed together (a transaction bigger than this is committed alone, whole).
+    static let maximumRows = 8_192
+    /// The longest a transaction waits for others to join it while the log keeps sending.
+    static let maximumDelay = Duration.milliseconds(20)
+
+    private(set) var writes: [ListRegistry.QueuedWrite] = []
+    /// Each list's version as the batch's transactions have made it.
+    private(set) var versions: [String: ListVersion] = [:]
+    private var rows: [SourceProgress.Row] = []
+    private var replacesRows = false
+    /// The end of the last transaction in the batch.
+    private(set) var position: LSN?
+    /// Each transaction's commit time, for `quire_source_commit_to_apply_seconds`.
+    private(set) var commitTimes: [PostgresTimestamp] = []
+    private(set) var rowCounts: [String: Int] = [:]
+    private var rowChanges = 0
+    private var started = ContinuousClock.now
+
+    var isEmpty: Bool { position == nil }
+    var transactionCount: Int { commitTimes.count }
+
+    /// Whether the batch is to be committed now rather than wait for more transactions.
+    var isFull: Bool {
+        commitTimes.count >= Self.maximumTransactions || rowChanges >= Self.maximumRows
+            || versions.count >= Self.maximumTransactions || ContinuousClock.now - started >= Self.maximumDelay
+    }
+
+    /// The version of `list` the next transaction builds on, when one of the batch's transactions wrote it.
+    func version(of list: String) -> ListVersion? {
+        versions[list]
+    }
+
+    /// `transaction`, built, joins the batch; the row index then holds its places.
+    mutating func add(_ transaction: SourceTransaction, position: LSN, commitTime: PostgresTimestamp) {
+        if isEmpty { started = .now }
+        writes += transaction.writes()
+        versions.merge(transaction.versions) { _, made in made }
+        let progress = transaction.progress(position: position.rawValue)
+        // A `TRUNCATE` forgot the rows recorded before it: the store forgets them too.
+        if progress.replacesRows {
+            rows = []
+            replacesRows = true
+        }
+        rows += progress.rows
+        self.position = position
+        commitTimes.append(commitTime)
+        for (kind, count) in transaction.rowCounts {
+            rowCounts[kind, default: 0] += count
+            rowChanges += count
+        }
+        transaction.apply(to: transaction.index)
+    }
+
+    /// What the store records with the writes: every row placed or removed, through the last transaction's end.
+    func progress(source: String) -> SourceProgress {
+        SourceProgress(source: source, position: position?.rawValue, replacesRows: replacesRows, rows: rows)
+    }
+}
