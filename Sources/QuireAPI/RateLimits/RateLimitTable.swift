@@ -27,7 +27,7 @@ struct TokenBucket {
     var updated: Double
 
     /// What drawing one token at `now` gave.
-    struct Draw {
+    struct Draw: Equatable {
         var allowed: Bool
         /// Tokens left after this request, as a whole number (`r` of `RateLimit`).
         var remaining: Int
@@ -35,6 +35,17 @@ struct TokenBucket {
         var resetSeconds: Int
         /// Whole seconds until a token is there (`Retry-After` of a refusal), at least 1; 0 when allowed.
         var retryAfterSeconds: Int
+
+        /// A draw from a full bucket: `burst - 1` left, the quota back within the second.
+        static func full(of rate: BucketRate) -> Draw {
+            Draw(allowed: true, remaining: rate.burst - 1, resetSeconds: 1, retryAfterSeconds: 0)
+        }
+
+        /// A refusal by a bucket that holds less than a token: nothing left, a token (and the quota) back within the
+        /// second when the rate is at least one a second, as it nearly always is.
+        static func emptied(of rate: BucketRate) -> Draw {
+            Draw(allowed: false, remaining: 0, resetSeconds: 1, retryAfterSeconds: 1)
+        }
     }
 
     /// Refills for the time since the last draw (never past `burst`), then takes a token if there is one.

@@ -27,6 +27,12 @@ final class RateLimiter: Sendable {
     private let refused: @Sendable (RateLimitKind) -> Void
     /// `RateLimit-Policy` of each kind, made once: it never changes.
     private let policies: [String]
+    /// The fields of each kind for a client whose bucket was full (``Decision/recurring``), made once.
+    private let fullFields: [HTTPHeaders]
+    /// The `429` of each kind for a client whose bucket is empty (``TokenBucket/Draw/emptied(of:)``), prepared once:
+    /// what nearly every refusal of a flooding client is, sent from the shared response at the price of a page
+    /// read, so that the flood costs the other clients as little as it can.
+    private let refusals: [PreparedResponse]
 
     init(
         settings: RateLimitSettings, clock: RateLimitClock = .monotonic,
@@ -40,9 +46,30 @@ final class RateLimiter: Sendable {
         while count < 64 && count * 2 * 64 <= clients { count *= 2 }
         shards = (0..<count).map { _ in Shard(capacity: clients / count) }
         shardMask = count - 1
-        policies = RateLimitKind.allCases.map { kind in
+        let policies = RateLimitKind.allCases.map { kind in
             "\"\(kind.name)\";q=\(settings[kind].perSecond);w=1"
         }
+        self.policies = policies
+        fullFields = RateLimitKind.allCases.map { kind in
+            let full = TokenBucket.Draw.full(of: settings[kind])
+            return Decision.fields(of: kind, policy: policies[kind.rawValue], remaining: full.remaining, reset: 1)
+        }
+        let fullFields = self.fullFields
+        refusals = RateLimitKind.allCases.map { kind in
+            let decision = Decision(
+                kind: kind, draw: .emptied(of: settings[kind]), rate: settings[kind], policy: policies[kind.rawValue],
+                fullFields: fullFields[kind.rawValue])
+            var response = decision.problem.response
+            response.headers.add("Cache-Control", "no-store")  // CachePolicy's for every status but 200 and 304
+            return PreparedResponse(response)
+        }
+    }
+
+    /// The answer to a request `decision` refuses: the prepared `429` of its kind when the bucket is just empty, else
+    /// one made for it.
+    func refusal(_ decision: Decision) -> Reply {
+        if decision.draw == .emptied(of: decision.rate) { return .prepared(refusals[decision.kind.rawValue]) }
+        return .response(decision.problem.response)
     }
 
     /// What drawing on a bucket gave a request: whether it may go on, and its `RateLimit-Policy` and `RateLimit`
@@ -52,15 +79,27 @@ final class RateLimiter: Sendable {
         let draw: TokenBucket.Draw
         let rate: BucketRate
         let policy: String
+        /// The fields of a draw from a full bucket, made once (see ``recurring``).
+        let fullFields: HTTPHeaders
 
         var allowed: Bool { draw.allowed }
+
+        /// Whether the bucket was full: what every request of a client under its limit draws (its bucket refills
+        /// faster than it spends), so that its fields are the same each time and a prepared response can be sent
+        /// with them as it is shared, without a response made for the request (``Reply/adding(_:recurring:)``).
+        var recurring: Bool { draw == TokenBucket.Draw.full(of: rate) }
 
         /// `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers): `"writes";q=100;w=1` and
         /// `"writes";r=57;t=1`.
         var fields: HTTPHeaders {
+            if recurring { return fullFields }
+            return Self.fields(of: kind, policy: policy, remaining: draw.remaining, reset: draw.resetSeconds)
+        }
+
+        static func fields(of kind: RateLimitKind, policy: String, remaining: Int, reset: Int) -> HTTPHeaders {
             HTTPHeaders(fields: [
                 NamedValue(name: "RateLimit-Policy", value: policy),
-                NamedValue(name: "RateLimit", value: "\"\(kind.name)\";r=\(draw.remaining);t=\(draw.resetSeconds)"),
+                NamedValue(name: "RateLimit", value: "\"\(kind.name)\";r=\(remaining);t=\(reset)"),
             ])
         }
 
@@ -85,7 +124,9 @@ final class RateLimiter: Sendable {
         let settings = settings
         let draw = shard.table.withLock { $0.draw(kind, for: client, at: now, settings: settings) }
         if !draw.allowed { refused(kind) }
-        return Decision(kind: kind, draw: draw, rate: settings[kind], policy: policies[kind.rawValue])
+        return Decision(
+            kind: kind, draw: draw, rate: settings[kind], policy: policies[kind.rawValue],
+            fullFields: fullFields[kind.rawValue])
     }
 
     /// The clients whose buckets are kept now (`quire_rate_limit_clients_tracked`).

@@ -372,7 +372,7 @@ public final class RouterResponder: HTTPResponder {
                 let kind = Self.rateLimitKind(needed, method: method)
                 let drawn = limiter.draw(kind, for: RateLimitClient(caller, from: request.peerAddress))
                 guard drawn.allowed else {
-                    return Routed(reply: .response(drawn.problem.response), route: node.label, subject: caller.subject)
+                    return Routed(reply: limiter.refusal(drawn), route: node.label, subject: caller.subject)
                 }
                 decision = drawn
             }
@@ -382,7 +382,7 @@ public final class RouterResponder: HTTPResponder {
             } catch {
                 reply = failure(error, of: request)
             }
-            if let decision { reply = reply.adding(decision.fields) }
+            if let decision { reply = reply.adding(decision.fields, recurring: decision.recurring) }
             return Routed(reply: reply, route: node.label, subject: caller.subject)
         }
     }

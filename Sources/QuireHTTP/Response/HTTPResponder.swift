@@ -16,8 +16,8 @@ public enum Reply: Sendable {
     /// Send this prepared response now (no per-request copy of its body or headers).
     case prepared(PreparedResponse)
     /// Send this prepared response now with header fields of this request's own added (its body is still not
-    /// copied; only the fields are): see ``adding(_:)``.
-    case preparedWithFields(PreparedResponse, HTTPHeaders)
+    /// copied; only the fields are): see ``adding(_:recurring:)``.
+    case preparedWithFields(PreparedResponse, AddedFields)
     /// Hold the connection (it is suspended in libmicrohttpd and holds no thread) until
     /// ``PendingResponse/resume(with:)`` is called, from any thread.
     case deferred(PendingResponse)
@@ -29,15 +29,18 @@ public enum Reply: Sendable {
 extension Reply {
     /// This reply with `fields` added to the response it sends, whenever it is sent: a prepared response keeps
     /// its shared body, a deferred one gets them when it is resolved, a stream with its status.
-    public func adding(_ fields: HTTPHeaders) -> Reply {
+    ///
+    /// `recurring`: the same fields are added to many requests of a prepared response (see ``AddedFields``).
+    public func adding(_ fields: HTTPHeaders, recurring: Bool = false) -> Reply {
         switch self {
         case .response(var response):
             for field in fields { response.headers.add(field.name, field.value) }
             return .response(response)
         case .prepared(let prepared):
-            return .preparedWithFields(prepared, fields)
+            return .preparedWithFields(prepared, AddedFields(fields, recurring: recurring))
         case .preparedWithFields(let prepared, var added):
-            for field in fields { added.add(field.name, field.value) }
+            for field in fields { added.fields.add(field.name, field.value) }
+            added.recurring = added.recurring && recurring
             return .preparedWithFields(prepared, added)
         case .deferred(let pending):
             pending.addFields(fields)
@@ -46,6 +49,21 @@ extension Reply {
             stream.addFields(fields)
             return self
         }
+    }
+}
+
+/// Header fields a responder adds to a prepared response for one request.
+public struct AddedFields: Sendable {
+    public var fields: HTTPHeaders
+    /// Whether the same fields recur on many requests of the response (a rate limit's fields for a client under its
+    /// limit, which say the same until the client spends faster than its bucket refills): the prepared response
+    /// then keeps one shared libmicrohttpd response with them, as it does without them, instead of one made for
+    /// each request with every header field added again.
+    public var recurring: Bool
+
+    public init(_ fields: HTTPHeaders, recurring: Bool = false) {
+        self.fields = fields
+        self.recurring = recurring
     }
 }
 

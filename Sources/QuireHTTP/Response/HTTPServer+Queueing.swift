@@ -48,27 +48,36 @@ extension HTTPServer {
         return MHD_queue_response(connection, status, handle)
     }
 
-    /// Queues a prepared response as above, with `fields` of this request's own: a libmicrohttpd response of its
-    /// own that still sends the shared body.
+    /// Queues a prepared response as above, with `added` fields of this request's own: the shared response kept
+    /// with them when they recur (``AddedFields/recurring``), else a libmicrohttpd response of its own that still
+    /// sends the shared body.
     func queue(
-        _ prepared: PreparedResponse, adding fields: HTTPHeaders, on connection: OpaquePointer,
+        _ prepared: PreparedResponse, adding added: AddedFields, on connection: OpaquePointer,
         context: ConnectionContext
     ) -> MHD_Result {
         let (chosen, notModified, vary) = wireRepresentation(
             prepared, context.negotiation, ifNoneMatch: context.ifNoneMatch)
+        let fields = added.fields
         if var notModified {
             for field in fields { notModified.headers.add(field.name, field.value) }
             return queueAsIs(notModified, on: connection, context: context, vary: vary)
         }
         context.prepared = chosen
         cork(connection, context, bodyBytes: chosen.response.body.count)
+        let status = UInt32(chosen.response.status)
+        if !context.requestIDWasSent && !isDraining,
+            let handle = chosen.sharedLibmicrohttpdResponse(
+                adding: added, varyByEncoding: vary, noStore: !chosen.hasCacheControl)
+        {
+            return MHD_queue_response(connection, status, handle)
+        }
         var extra = extraHeaders(context)
         extra.varyByEncoding = vary
         extra.noStore = !chosen.hasCacheControl
         let handle = chosen.makeLibmicrohttpdResponse(extra: extra)
         defer { MHD_destroy_response(handle) }
         for field in fields { addHeader(field.name, field.value, to: handle) }
-        return MHD_queue_response(connection, UInt32(chosen.response.status), handle)
+        return MHD_queue_response(connection, status, handle)
     }
 
     /// Over TLS, corks a small response's records (see `quire_tls_cork`): its header and body leave as one.

@@ -34,6 +34,13 @@ public final class PreparedResponse: @unchecked Sendable {
     private let shared1 = Atomic<Int>(0)
     private let shared2 = Atomic<Int>(0)
     private let shared3 = Atomic<Int>(0)
+    /// The same with one recurring set of added fields as well (``AddedFields/recurring``), as the bit pattern of a
+    /// retained ``FieldedResponse`` (0: none yet): the first recurring set asked for is kept for the object's life,
+    /// never replaced, so that a thread that loaded it can queue it without a lock while another looks.
+    private let fielded0 = Atomic<Int>(0)
+    private let fielded1 = Atomic<Int>(0)
+    private let fielded2 = Atomic<Int>(0)
+    private let fielded3 = Atomic<Int>(0)
 
     public init(_ response: Response) {
         self.response = response
@@ -48,6 +55,10 @@ public final class PreparedResponse: @unchecked Sendable {
         for index in 0..<4 {
             let bits = slot(index) { $0.load(ordering: .acquiring) }
             if let handle = OpaquePointer(bitPattern: bits) { MHD_destroy_response(handle) }
+            let fielded = fieldedSlot(index) { $0.load(ordering: .acquiring) }
+            if let pointer = UnsafeRawPointer(bitPattern: fielded) {
+                Unmanaged<FieldedResponse>.fromOpaque(pointer).release()
+            }
         }
         body.deallocate()
     }
@@ -59,6 +70,39 @@ public final class PreparedResponse: @unchecked Sendable {
         case 2: body(shared2)
         default: body(shared3)
         }
+    }
+
+    private func fieldedSlot<Result>(_ index: Int, _ body: (borrowing Atomic<Int>) -> Result) -> Result {
+        switch index {
+        case 0: body(fielded0)
+        case 1: body(fielded1)
+        case 2: body(fielded2)
+        default: body(fielded3)
+        }
+    }
+
+    /// The shared libmicrohttpd response with these server-added fields and `added`, when `added` is the recurring
+    /// set this object keeps one for (the first it was asked for); `nil` for any other, which needs a response of
+    /// its own. This object owns it, as ``sharedLibmicrohttpdResponse(varyByEncoding:noStore:)``'s.
+    func sharedLibmicrohttpdResponse(adding added: AddedFields, varyByEncoding: Bool, noStore: Bool) -> OpaquePointer? {
+        guard added.recurring else { return nil }
+        let index = (varyByEncoding ? 1 : 0) | (noStore ? 2 : 0)
+        let bits = fieldedSlot(index) { $0.load(ordering: .acquiring) }
+        if let pointer = UnsafeRawPointer(bitPattern: bits) {
+            let kept = Unmanaged<FieldedResponse>.fromOpaque(pointer).takeUnretainedValue()
+            return kept.fields == added.fields ? kept.handle : nil
+        }
+        let handle = makeLibmicrohttpdResponse(
+            extra: ExtraHeaders(requestID: "", closing: false, varyByEncoding: varyByEncoding, noStore: noStore))
+        for field in added.fields { addHeader(field.name, field.value, to: handle) }
+        let made = Unmanaged.passRetained(FieldedResponse(fields: added.fields, handle: handle))
+        let (exchanged, _) = fieldedSlot(index) {
+            $0.compareExchange(
+                expected: 0, desired: Int(bitPattern: made.toOpaque()), ordering: .acquiringAndReleasing)
+        }
+        if exchanged { return handle }
+        made.release()  // another thread kept its set first: look again
+        return sharedLibmicrohttpdResponse(adding: added, varyByEncoding: varyByEncoding, noStore: noStore)
     }
 
     /// The shared libmicrohttpd response with these server-added fields (see `shared`); this object owns
@@ -87,6 +131,25 @@ public final class PreparedResponse: @unchecked Sendable {
         addHeaders(response.headers, to: handle)
         extra.add(to: handle)
         return handle
+    }
+}
+
+/// A shared libmicrohttpd response with added fields, and the fields, kept by a ``PreparedResponse``.
+///
+/// `@unchecked Sendable` is safe: both properties are immutable, and libmicrohttpd lets any number of connections
+/// queue the response at once (it counts its uses under its own lock), as with the prepared response's other shared
+/// responses.
+private final class FieldedResponse: @unchecked Sendable {
+    let fields: HTTPHeaders
+    let handle: OpaquePointer
+
+    init(fields: HTTPHeaders, handle: OpaquePointer) {
+        self.fields = fields
+        self.handle = handle
+    }
+
+    deinit {
+        MHD_destroy_response(handle)
     }
 }
 
