@@ -145,11 +145,30 @@ extension PostgresListStore {
                 let rows = try connection.query(
                     "SELECT id, place FROM quire_source_row WHERE source = \(source)", logger: logger
                 ).wait(within: patience)
+                state.rows.reserveCapacity(rows.count)
                 for row in rows {
                     let (id, place) = try row.decode((String, String).self)
                     state.rows[id] = place
                 }
                 return state
+            }
+        } catch let error as PostgresStoreError {
+            throw error
+        } catch {
+            throw PostgresStoreError("reading source \(source): \(PostgresConnections.describe(error))")
+        }
+    }
+
+    /// The position of `source`, without its rows.
+    ///
+    /// - Throws: ``PostgresStoreError`` when the database cannot be read.
+    public func sourcePosition(of source: String) throws -> UInt64? {
+        do {
+            return try connections.with { connection in
+                let position = try connection.query(
+                    "SELECT position FROM quire_source WHERE name = \(source)", logger: logger
+                ).wait(within: patience).first?.decode(Int64?.self)
+                return position.flatMap { $0 }.map { UInt64(bitPattern: $0) }
             }
         } catch let error as PostgresStoreError {
             throw error

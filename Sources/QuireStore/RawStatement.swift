@@ -78,6 +78,11 @@ struct RawStatement {
         try firstRow { sqlite3_column_int64(handle, 0) }
     }
 
+    /// The first column of the first row as an integer, `.some(nil)` when it is NULL, `nil` when there is no row.
+    func firstNullableInteger() throws -> Int64?? {
+        try firstRow { sqlite3_column_type(handle, 0) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, 0) }
+    }
+
     /// Calls `body` with each row, then resets the statement (also when `body` throws).
     func forEachRow(_ body: (Columns) throws -> Void) throws {
         defer { sqlite3_reset(handle) }

@@ -208,6 +208,59 @@ struct SourceExecutableTests {
         }
     }
 
+    @Test("a standby instance answers 503 source-syncing while no copy of the table has finished, then follows")
+    func standbyWhileUncopied() throws {
+        let database = try SourceDatabase()
+        let lists = try SourceDatabase()
+        defer {
+            database.drop()
+            lists.drop()
+        }
+        let sql = try PostgresConnection(url: database.url)
+        try sql.execute(
+            """
+            CREATE TABLE counts (id integer PRIMARY KEY, owner text NOT NULL, shelf text NOT NULL, n integer NOT NULL);
+            INSERT INTO counts SELECT g, 'k-' || (g % 4), 's', 0 FROM generate_series(0, 7) g
+            """)
+        let config = try Self.configuration(
+            database.sourceName, url: database.url,
+            [
+                "table": "public.counts", "list": "\"{owner}\"", "section": "shelf", "order": "[\"id\"]",
+                "type": "row", "data": "[n]",
+            ])
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        // The lock an instance copying the table would hold: this connection plays that instance.
+        let copying = try PostgresConnection(url: database.url)
+        let lock = "SELECT pg_try_advisory_lock(hashtext('quire source'), hashtext($1))"
+        #expect(try copying.query(lock, ["quire_\(database.sourceName)"]).rows.first?[0] == "t")
+        let child = try QuireProcess(
+            ["serve", "--port", "0", "--config", config, "--log-format", "json"],
+            environment: [
+                "QUIRE_DEMO_SEED": "false", "QUIRE_STORAGE_KIND": "postgres", "QUIRE_STORAGE_URL": lists.url,
+                "QUIRE_CLUSTER_INSTANCE": "qs",
+            ])
+        let port = try child.waitForPort()
+        let deadline = Date().addingTimeInterval(20)
+        while !child.output.contains("another instance follows the source") && Date() < deadline { usleep(20_000) }
+        // A moment for the first look at the store, made before the first wait for the lock.
+        var status = 0
+        var body = ""
+        for _ in 0..<100 {
+            let response = try HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1/lists/k-0")
+            (status, body) = (response.status, String(decoding: response.body, as: UTF8.self))
+            if status == 503 { break }
+            usleep(20_000)
+        }
+        #expect(status == 503 && body.contains("source-syncing"), "\(status) \(body): \(child.output)")
+
+        _ = try copying.query("SELECT pg_advisory_unlock_all()")
+        let copied = try Self.versions(port: port, until: { $0.values.allSatisfy { $0 > 0 } })
+        #expect(copied.values.allSatisfy { $0 > 0 }, "\(copied): \(child.output)")
+        #expect(child.output.contains("the table is copied"))
+        kill(child.pid, SIGTERM)
+        #expect(child.waitForExit(seconds: 10) == 0)
+    }
+
     static func page(_ list: String, port: Int) throws -> [String: Any] {
         let response = try HTTPClientConnection(host: "127.0.0.1", port: port).request(
             "GET", "/v1/lists/\(list)?limit=500")

@@ -28,6 +28,10 @@ extension ListWrites: SourceWriter {
         try registry.store.sourceState(of: source)
     }
 
+    func position(of source: String) throws -> UInt64? {
+        try registry.store.sourcePosition(of: source)
+    }
+
     /// The follower that keeps `list`, if a source's template makes its name. Every write and every read of a list
     /// not held asks: without sources, the answer costs a look at an empty array.
     func follower(of list: String) -> SourceFollower? {

@@ -96,6 +96,11 @@ public protocol ListStore: Sendable {
     /// What the store holds of source `source` (an empty state when nothing).
     func sourceState(of source: String) throws -> SourceState
 
+    /// The log position `source`'s lists are whole at: `nil` while no copy of its table has finished (what a standby
+    /// instance asks every second, so that the lists answer `503 source-syncing` on every instance during another's
+    /// copy). ``sourceState(of:)``'s position by default; a store of many rows answers without reading them.
+    func sourcePosition(of source: String) throws -> UInt64?
+
     /// Forgets everything recorded of source `source` (its lists stay, as any list).
     func forgetSource(_ source: String) throws
 
@@ -162,6 +167,8 @@ extension ListStore {
     }
 
     public func sourceState(of source: String) throws -> SourceState { SourceState() }
+
+    public func sourcePosition(of source: String) throws -> UInt64? { try sourceState(of: source).position }
 
     public func forgetSource(_ source: String) throws {}
 
@@ -299,6 +306,10 @@ extension ListStoreDecorator {
 
     public func sourceState(of source: String) throws -> SourceState {
         try base.sourceState(of: source)
+    }
+
+    public func sourcePosition(of source: String) throws -> UInt64? {
+        try base.sourcePosition(of: source)
     }
 
     public func forgetSource(_ source: String) throws {

@@ -60,7 +60,6 @@ struct SourceCopy {
         let index: RowIndex
         var writes: [ListRegistry.QueuedWrite] = []
         var rows: [SourceProgress.Row] = []
-        var places: [(String, RowPlace)] = []
         var filled: Set<String> = []
         var first = true
 
@@ -68,8 +67,7 @@ struct SourceCopy {
             if !listRows.isEmpty { filled.insert(list) }
             writes.append(ListRegistry.QueuedWrite(list, write: .replace(Self.document(listRows.map(\.terms)))))
             for (terms, place) in listRows {
-                rows.append(SourceProgress.Row(id: terms.item.id, place: mapping.recorded(place)))
-                places.append((terms.item.id, place))
+                rows.append(SourceProgress.Row(id: terms.item.id, place: place.recorded))
             }
             if rows.count >= SourceCopy.rowsPerCommit { try commit(position: nil) }
         }
@@ -81,11 +79,11 @@ struct SourceCopy {
                 if case .failure(let error) = outcome { throw SourceWriteFailed(error: error) }
             }
             if first { index.removeAll() }
-            for (id, place) in places { index.set(id, place) }
+            // The records, not the places: a copied row's place is parsed again when a change first needs it.
+            for row in rows { if let text = row.place { index.set(row.id, recorded: text) } }
             first = false
             writes = []
             rows = []
-            places = []
         }
 
         /// `{ "sections": [...] }` of `rows`: sections in their order, items in theirs.

@@ -142,12 +142,23 @@ public final class SourceFollower: Sendable {
 
     /// Takes the source's lock on `database`'s connection, waiting while another instance holds it (counted as
     /// standby); `false` when the follower is stopped first.
+    ///
+    /// While it waits, the source is syncing here when the store holds no finished copy (the instance that follows
+    /// copies the table): this instance's lists answer `503 source-syncing` as the copying instance's do, rather than
+    /// the part of the copy committed so far.
     private func waitForLock(on database: AppDatabase) throws -> Bool {
         guard try !database.takeFollowerLock() else { return true }
         logger.info("another instance follows the source: this one takes over when it stops")
         statistics.standby.store(true, ordering: .relaxed)
-        defer { statistics.standby.store(false, ordering: .relaxed) }
+        defer {
+            statistics.standby.store(false, ordering: .relaxed)
+            statistics.syncing.store(false, ordering: .relaxed)
+        }
         while !isStopping {
+            // A store that cannot be read now leaves the last answer (`try?` would make its error a nil position).
+            if let whole = try? writer.position(of: source.name).map({ _ in true }) ?? false {
+                statistics.syncing.store(!whole, ordering: .relaxed)
+            }
             var waited: Duration = .zero
             while waited < Self.lockInterval && !isStopping {
                 Self.sleep(.milliseconds(50))
@@ -182,12 +193,13 @@ public final class SourceFollower: Sendable {
         try Self.ensurePublication(on: database, columns: relation.columns.map(\.name))
         let replication = try ReplicationConnection(
             url: source.url, applicationName: "quire source \(source.name)")
-        let index = RowIndex()
         var state = try writer.state(of: source.name)
         let slotExists = try database.slotExists()
+        let index: RowIndex
         if state.position == nil || !slotExists {
             // A copy that did not finish, or a slot dropped by hand: the table is copied again from a new slot.
             if slotExists { try replication.dropSlot(named: source.slot) }
+            index = RowIndex(resolve: mapping.place(recorded:))
             let slot = try replication.createSlot(named: source.slot)
             statistics.syncing.store(true, ordering: .relaxed)
             statistics.up.store(true, ordering: .relaxed)
@@ -199,9 +211,8 @@ public final class SourceFollower: Sendable {
             logger.info("the table is copied; following its log from \(slot.consistentPoint)")
             state = SourceState(position: slot.consistentPoint.rawValue)
         } else {
-            for (id, recorded) in state.rows {
-                if let place = mapping.place(recorded: recorded) { index.set(id, place) }
-            }
+            index = RowIndex(recorded: state.rows, resolve: mapping.place(recorded:))
+            state.rows = [:]
         }
         let applied = LSN(state.position ?? 0)
         statistics.appliedPosition.store(applied.rawValue, ordering: .relaxed)

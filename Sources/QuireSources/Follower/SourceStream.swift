@@ -219,11 +219,10 @@ struct SourceStream {
         case .success(var terms):
             terms = try keepingUnchanged(terms, tuple: tuple, held: old, in: &transaction)
             let place = mapping.place(of: row, terms: terms)
-            let recorded = mapping.recorded(place)
             if let old {
-                try transaction.update(from: old.place, oldID: old.id, to: terms, place: place, recorded: recorded)
+                try transaction.update(from: old.place, oldID: old.id, to: terms, place: place)
             } else {
-                try transaction.insert(terms, place: place, recorded: recorded)
+                try transaction.insert(terms, place: place)
             }
         }
     }
@@ -246,7 +245,7 @@ struct SourceStream {
         }
         if let old {
             for (name, position) in mapping.placingColumns where position < tuple.count {
-                if case .unchangedToast = tuple[position], let value = old.values[name] { row[position] = value }
+                if case .unchangedToast = tuple[position], let value = old.value(of: name) { row[position] = value }
             }
         }
         return row

@@ -1,26 +1,5 @@
 import QuireCore
 
-/// The places of a source's rows, by item id, as the store holds them: kept by the follower's thread alone.
-final class RowIndex {
-    var places: [String: RowPlace] = [:]
-    /// The lists that hold at least one row, with how many.
-    var lists: [String: Int] = [:]
-
-    func set(_ id: String, _ place: RowPlace?) {
-        if let old = places[id] {
-            lists[old.list, default: 1] -= 1
-            if lists[old.list] == 0 { lists[old.list] = nil }
-        }
-        places[id] = place
-        if let place { lists[place.list, default: 0] += 1 }
-    }
-
-    func removeAll() {
-        places = [:]
-        lists = [:]
-    }
-}
-
 /// One transaction of a source's table (or a part of its first copy) turned into one write per list it touches:
 /// each row change becomes ops on that list's version as the transaction has made it so far, placed by binary
 /// search among the rows placed before it (their keys from the ``RowIndex``, overlaid with this transaction's).
@@ -47,7 +26,8 @@ struct SourceTransaction {
     /// This transaction's places, over the index's (`nil`: the row is gone).
     private var placed: [String: RowPlace?] = [:]
     private var placedOrder: [String] = []
-    private var recorded: [String: String?] = [:]
+    /// The rows in `placedOrder`: `placed` holds an inserted row before it is noted (later rows compare with it).
+    private var noted: Set<String> = []
     /// Every row of the source was removed first (a `TRUNCATE`).
     private(set) var truncated = false
     /// Row changes applied, by kind (`insert`, `update`, `delete`).
@@ -69,45 +49,45 @@ struct SourceTransaction {
     /// The place of row `id` as of this transaction.
     func place(of id: String) -> RowPlace? {
         if let overlaid = placed[id] { return overlaid }
-        return truncated ? nil : index.places[id]
+        return truncated ? nil : index.place(of: id)
     }
 
     /// A row inserted (or an update of a row not placed before: its place is made anew).
-    mutating func insert(_ terms: RowTerms, place: RowPlace, recorded text: String) throws {
+    mutating func insert(_ terms: RowTerms, place: RowPlace) throws {
         try add(terms, place: place)
-        note(terms.item.id, place, recorded: text)
+        note(terms.item.id, place)
         rowCounts["insert", default: 0] += 1
     }
 
     /// A row updated: moved within its list, between lists, or changed where it is.
     mutating func update(
-        from old: RowPlace, oldID: String, to terms: RowTerms, place: RowPlace, recorded text: String
+        from old: RowPlace, oldID: String, to terms: RowTerms, place: RowPlace
     ) throws {
         rowCounts["update", default: 0] += 1
         if old.list != terms.list || oldID != terms.item.id {
             try remove(oldID, at: old)
-            note(oldID, nil, recorded: nil)
+            note(oldID, nil)
             try add(terms, place: place)
-            note(terms.item.id, place, recorded: text)
+            note(terms.item.id, place)
             return
         }
         if old.section != terms.section.id || old.key != terms.itemKey {
             try move(oldID, from: old, to: terms)
         }
         try apply(["op": "updateItems", "items": [terms.item.json]], to: terms.list)
-        note(oldID, place, recorded: text)
+        note(oldID, place)
     }
 
     /// A row deleted, or left out of the lists after an update (its new values break the lists' limits).
     mutating func delete(_ id: String, at old: RowPlace, counted: Bool = true) throws {
         if counted { rowCounts["delete", default: 0] += 1 }
         try remove(id, at: old)
-        note(id, nil, recorded: nil)
+        note(id, nil)
     }
 
     /// `TRUNCATE`: every list of the source emptied (each stays, at a new version).
     mutating func truncate() throws {
-        var emptied = Set(index.lists.keys)
+        var emptied = truncated ? [] : index.lists
         for (_, place) in placed { if let place { emptied.insert(place.list) } }
         for list in emptied.sorted() {
             var working = try self.working(list)
@@ -123,7 +103,7 @@ struct SourceTransaction {
         truncated = true
         placed = [:]
         placedOrder = []
-        recorded = [:]
+        noted = []
     }
 
     /// The document of item `id` in `list` as this transaction has made it so far (for the values an update left
@@ -157,7 +137,7 @@ struct SourceTransaction {
     func progress(position: UInt64?) -> SourceProgress {
         SourceProgress(
             source: source, position: position, replacesRows: truncated,
-            rows: placedOrder.map { SourceProgress.Row(id: $0, place: recorded[$0] ?? nil) })
+            rows: placedOrder.map { SourceProgress.Row(id: $0, place: (placed[$0] ?? nil)?.recorded) })
     }
 
     /// Once the writes are committed: the index holds this transaction's places.
@@ -168,10 +148,9 @@ struct SourceTransaction {
 
     // MARK: - Ops
 
-    private mutating func note(_ id: String, _ place: RowPlace?, recorded text: String?) {
+    private mutating func note(_ id: String, _ place: RowPlace?) {
         placed[id] = .some(place)
-        // `placed` may hold the row already (an insert places it before its op): `recorded` says if it is noted.
-        if recorded.updateValue(text, forKey: id) == nil { placedOrder.append(id) }
+        if noted.insert(id).inserted { placedOrder.append(id) }
     }
 
     private mutating func working(_ list: String) throws -> Working {

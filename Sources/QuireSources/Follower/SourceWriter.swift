@@ -17,4 +17,8 @@ public protocol SourceWriter: Sendable {
 
     /// What the store holds of `source`.
     func state(of source: String) throws -> SourceState
+
+    /// The position the store holds `source`'s lists whole at, `nil` while no copy has finished
+    /// (``ListStore/sourcePosition(of:)``).
+    func position(of source: String) throws -> UInt64?
 }

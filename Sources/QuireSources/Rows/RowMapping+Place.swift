@@ -7,9 +7,23 @@ public struct RowPlace: Sendable, Hashable {
     public let list: String
     public let section: String
     public let key: ItemOrderKey
-    /// The texts of the columns that place the row (list, section, order, type and key columns), by name: what the
-    /// store records (``RowMapping/recorded(_:)``), and what an unchanged TOASTed value among them is taken from.
-    public let values: [String: String?]
+    /// The texts of the columns that place the row (list, section, order, type and key columns) as the store records
+    /// them: a JSON object by column name (`null` for SQL's null). Kept as the text, not as a dictionary: one
+    /// allocation a row, shared with the store's record, where a dictionary of texts cost several hundred bytes a row
+    /// of a million-row table; read only for an unchanged TOASTed value (``value(of:)``).
+    public let recorded: String
+
+    /// The text the row had in placing column `name` (`.some(nil)` for SQL's null), or `nil` when the record lacks it.
+    ///
+    /// - Complexity: O(*r*) in the record's length: it is parsed each time (only an update that leaves a TOASTed
+    ///   placing value unchanged asks).
+    public func value(of name: String) -> String?? {
+        guard case .object(let members)? = try? JSONParser().parse(recorded), let value = members[name] else {
+            return nil
+        }
+        if case .string(let text) = value { return .some(text) }
+        return .some(nil)
+    }
 }
 
 extension RowMapping {
@@ -23,18 +37,13 @@ extension RowMapping {
 
     /// The place of a row the mapping turned into `terms`.
     public func place(of row: [String?], terms: RowTerms) -> RowPlace {
-        var values: [String: String?] = [:]
-        for slot in placingSlots { values[slot.name] = .some(row[slot.index]) }
-        return RowPlace(list: terms.list, section: terms.section.id, key: terms.itemKey, values: values)
+        var members: [String: JSONValue] = [:]
+        for slot in placingSlots { members[slot.name] = row[slot.index].map(JSONValue.string) ?? .null }
+        let recorded = String(decoding: JSONWriter.encode(.object(members)), as: UTF8.self)
+        return RowPlace(list: terms.list, section: terms.section.id, key: terms.itemKey, recorded: recorded)
     }
 
-    /// `place` as the store records it: a JSON object of its values (`null` for SQL's null).
-    public func recorded(_ place: RowPlace) -> String {
-        let members = place.values.mapValues { value -> JSONValue in value.map(JSONValue.string) ?? .null }
-        return String(decoding: JSONWriter.encode(.object(members)), as: UTF8.self)
-    }
-
-    /// A place the store recorded (``recorded(_:)``), read back with this mapping, or `nil` when it no longer places
+    /// A place the store recorded (``RowPlace/recorded``), read back with this mapping, or `nil` when it no longer places
     /// a row (a column renamed, a value the lists' limits now refuse).
     public func place(recorded text: String) -> RowPlace? {
         guard case .object(let members)? = try? JSONParser().parse(text) else { return nil }
@@ -44,7 +53,7 @@ extension RowMapping {
             if case .string(let text) = value { row[slot.index] = text }
         }
         guard case .success(let terms) = terms(of: row) else { return nil }
-        return place(of: row, terms: terms)
+        return RowPlace(list: terms.list, section: terms.section.id, key: terms.itemKey, recorded: text)
     }
 
     /// The place of a section among its list's sections, from its id (the section column's text).
