@@ -114,6 +114,33 @@ struct CrossOriginTests {
         #expect(reader.headers["access-control-expose-headers"] != nil)
     }
 
+    @Test("the server's own refusals (413, 415, 400 of a body) name an allowed origin, so that its page reads them")
+    func refusals() throws {
+        let fixture = try APIFixture { configuration in
+            configuration.crossOrigin.allowedOrigins = [Self.app]
+            configuration.http.maxBodyBytes = 512
+        }
+        defer { fixture.stop() }
+        let large = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
+        for (headers, body, chunked, status) in [
+            ([("Origin", Self.app)], large, nil, 413), ([("Origin", Self.app)], large, 100, 413),
+            ([("Origin", Self.app), ("Content-Encoding", "br")], [UInt8]("{}".utf8), nil, 415),
+            ([("Origin", Self.app), ("Content-Encoding", "gzip")], [UInt8]("not gzip".utf8), nil, 400),
+        ] as [([(String, String)], [UInt8], Int?, Int)] {
+            let response = try fixture.server.connect().request(
+                "PUT", "/v1/lists/feed", headers: headers, body: body, chunked: chunked)
+            #expect(response.status == status)
+            #expect(response.headers["Access-Control-Allow-Origin"] == Self.app, "\(status)")
+            #expect(response.headers["Access-Control-Expose-Headers"] != nil, "\(status)")
+            #expect(try ProblemDocument(response.body).status == status)
+        }
+        let other = try fixture.server.connect().request(
+            "PUT", "/v1/lists/feed", headers: [("Origin", "http://evil.example.test")], body: large)
+        #expect(other.status == 413)
+        #expect(!other.headers.contains { $0.name.lowercased().hasPrefix("access-control-") })
+        #expect(other.headers.values(for: "Vary").contains("Origin"))
+    }
+
     @Test("another origin, or none, gets no CORS field but Vary: Origin, so that a cache keeps them apart")
     func otherOrigins() throws {
         let fixture = try Self.fixture()

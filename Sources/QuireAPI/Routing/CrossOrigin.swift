@@ -73,8 +73,12 @@ final class CrossOrigin: Sendable {
 
     /// The CORS fields of the answer to `request`: those of its origin when allowed, else `Vary: Origin` alone.
     func fields(for request: Request) -> HTTPHeaders {
-        guard let origin = request.headers["Origin"], let key = allowedKey(origin), let fields = fieldsByOrigin[key]
-        else { return varyOnly }
+        fields(origin: request.headers["Origin"])
+    }
+
+    /// The CORS fields of an answer to a request from `origin` (`nil`: it sent none).
+    func fields(origin: String?) -> HTTPHeaders {
+        guard let origin, let key = allowedKey(origin), let fields = fieldsByOrigin[key] else { return varyOnly }
         return fields
     }
 }

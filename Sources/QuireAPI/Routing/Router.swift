@@ -411,20 +411,25 @@ public final class RouterResponder: HTTPResponder {
         return .response(Problem.internal(requestID: requestID).response)
     }
 
-    public func response(for rejection: RequestRejection) -> Response {
-        switch rejection {
-        case .payloadTooLarge(let limit): Problem.payloadTooLarge(limit: limit).response
-        case .unsupportedContentEncoding(let coding):
-            Problem(
-                .unsupportedMediaType,
-                detail: "The body's Content-Encoding, \(coding), is not one this service decodes (gzip, deflate).",
-                headers: ["Accept-Encoding": RequestRejection.acceptedRequestEncodings]
-            ).response
-        case .malformedContentEncoding(let coding):
-            Problem(.invalidRequest, detail: "The body is not valid \(coding.rawValue) data.").response
-        case .malformedFraming(let refusal):
-            Problem(refusal.status == 501 ? .notImplemented : .invalidRequest, detail: refusal.detail).response
+    public func response(for rejection: RequestRejection, origin: String?) -> Response {
+        var response =
+            switch rejection {
+            case .payloadTooLarge(let limit): Problem.payloadTooLarge(limit: limit).response
+            case .unsupportedContentEncoding(let coding):
+                Problem(
+                    .unsupportedMediaType,
+                    detail: "The body's Content-Encoding, \(coding), is not one this service decodes (gzip, deflate).",
+                    headers: ["Accept-Encoding": RequestRejection.acceptedRequestEncodings]
+                ).response
+            case .malformedContentEncoding(let coding):
+                Problem(.invalidRequest, detail: "The body is not valid \(coding.rawValue) data.").response
+            case .malformedFraming(let refusal):
+                Problem(refusal.status == 501 ? .notImplemented : .invalidRequest, detail: refusal.detail).response
+            }
+        if let crossOrigin {
+            for field in crossOrigin.fields(origin: origin) { response.headers.add(field.name, field.value) }
         }
+        return response
     }
 
     /// Walks the tree segment by segment, trying a literal before the parameter at each level.

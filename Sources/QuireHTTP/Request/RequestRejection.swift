@@ -52,7 +52,7 @@ extension RequestRejection {
 
 extension HTTPResponder {
     /// A minimal RFC 9457 problem document. Responders that own the service's problem types override it.
-    public func response(for rejection: RequestRejection) -> Response {
+    public func response(for rejection: RequestRejection, origin: String?) -> Response {
         let (status, title, detail): (Int, String, String)
         var headers: HTTPHeaders = ["Content-Type": "application/problem+json"]
         switch rejection {

@@ -4,9 +4,10 @@ public protocol HTTPResponder: Sendable {
     /// Answers `request` now, or returns ``Reply/deferred(_:)`` and answers later from any thread.
     func respond(to request: Request) -> Reply
 
-    /// The response to a request the server refused itself (see ``RequestRejection``). A default
-    /// implementation renders a minimal problem document.
-    func response(for rejection: RequestRejection) -> Response
+    /// The response to a request the server refused itself (see ``RequestRejection``), whose `Origin` field, when it
+    /// sent one, is `origin` (so that a web page of another origin may read the refusal). A default implementation
+    /// renders a minimal problem document.
+    func response(for rejection: RequestRejection, origin: String?) -> Response
 }
 
 /// A responder's answer to one request.

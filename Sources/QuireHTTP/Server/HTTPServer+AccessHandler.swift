@@ -41,14 +41,14 @@ extension HTTPServer {
         deadlines.finished(socket: context.socket)  // the whole request is in: a long poll may wait as long as it likes
         if context.isTooLarge {
             return queue(
-                responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
+                refusal(.payloadTooLarge(limit: configuration.maxBodyBytes), on: connection), on: connection,
                 context: context)
         }
         switch assembleRequest(url, method, on: connection, context: context) {
         case .request(let request):
             return dispatch(request, on: connection, context: context)
         case .refused(let rejection):
-            return queue(responder.response(for: rejection), on: connection, context: context)
+            return queue(refusal(rejection, on: connection), on: connection, context: context)
         }
     }
 
@@ -69,9 +69,9 @@ extension HTTPServer {
         if framing != QUIRE_FRAMING_OK {  // the fields were not all read: the answer is not negotiated
             context.isAnswered = true
             context.closesConnection = true
-            let refusal = FramingRefusal(framing)
-            countRefusal(refusal)
-            return queue(responder.response(for: .malformedFraming(refusal)), on: connection, context: context)
+            let framingRefusal = FramingRefusal(framing)
+            countRefusal(framingRefusal)
+            return queue(refusal(.malformedFraming(framingRefusal), on: connection), on: connection, context: context)
         }
         context.fieldSizes = (fields.header_bytes, fields.query_bytes)
         context.negotiation = Negotiation(
@@ -85,10 +85,17 @@ extension HTTPServer {
         if Self.declaredBodyLength(fields) > configuration.maxBodyBytes {
             context.isAnswered = true
             return queue(
-                responder.response(for: .payloadTooLarge(limit: configuration.maxBodyBytes)), on: connection,
+                refusal(.payloadTooLarge(limit: configuration.maxBodyBytes), on: connection), on: connection,
                 context: context)
         }
         return .YES
+    }
+
+    /// The responder's answer to a request the server refuses itself, given the request's `Origin` (looked up here,
+    /// off the way of every accepted request).
+    private func refusal(_ rejection: RequestRejection, on connection: OpaquePointer) -> Response {
+        let origin = MHD_lookup_connection_value(connection, .HEADER_KIND, "Origin").map { String(cString: $0) }
+        return responder.response(for: rejection, origin: origin)
     }
 
     /// A request as the access handler's last call assembles it, or why its body is refused.
