@@ -30,7 +30,7 @@ extension ListVersion {
         return next
     }
 
-    private mutating func apply(_ op: ListOp) throws(ListValidationError) {
+    fileprivate mutating func apply(_ op: ListOp) throws(ListValidationError) {
         switch op {
         case .insertItems(let items, let target, let anchor):
             try insertItems(items, target: target, anchor: anchor)
@@ -103,5 +103,56 @@ extension ListVersion {
             }
             return OrderLabel.between(tree.elementIfPresent(at: rank - 1)?.key, anchorLabel, count: count)
         }
+    }
+}
+
+/// The next version of `base` made one op at a time, for a caller that reads the version between its ops (a source's
+/// follower places each row among those placed before it): ``finished()`` is the version `base.applying(ops)` makes
+/// of all of them, one version later than `base`, without a version made per op (nor a copy of the nodes an earlier
+/// op of the draft made: they are the draft's alone).
+///
+/// Like a batch of ops, a draft is all or nothing: once an op cannot apply, the draft is refused whole.
+public struct ListVersionDraft: Sendable {
+    /// The version the draft builds on.
+    public let base: ListVersion
+    /// The ops applied so far on `base`, as they read now (a version's reads; not a version of its own until
+    /// ``finished()``).
+    public private(set) var current: ListVersion
+    /// Ops applied since `base`.
+    public private(set) var opCount = 0
+    /// Why an op could not apply: the draft may hold part of it.
+    private var failure: ListValidationError?
+
+    public init(_ base: ListVersion) {
+        self.base = base
+        current = base
+        current.pendingDelta = VersionDelta()
+    }
+
+    /// Applies `op` after those applied so far.
+    ///
+    /// - Throws: ``ListValidationError`` when it cannot apply, and again for every later op and ``finished()``.
+    public mutating func apply(_ op: ListOp) throws(ListValidationError) {
+        if let failure { throw failure }
+        do {
+            try current.apply(op)
+        } catch {
+            failure = error
+            throw error
+        }
+        opCount += 1
+    }
+
+    /// The version the ops make of `base`: `base`'s next version, with what they changed in its change log.
+    ///
+    /// - Throws: the error of the op that could not apply.
+    public func finished() throws(ListValidationError) -> ListVersion {
+        if let failure { throw failure }
+        var next = current
+        next.version = base.nextVersion
+        next.changeLog = base.changeLog.appending(current.pendingDelta, version: base.nextVersion)
+        next.pendingDelta = VersionDelta()
+        next.checkInvariants()
+        return next
     }
 }

@@ -20,6 +20,8 @@ struct SourceBatch {
     private(set) var writes: [ListRegistry.QueuedWrite] = []
     /// Each list's version as the batch's transactions have made it.
     private(set) var versions: [String: ListVersion] = [:]
+    /// The lists whose version in `versions` the registry numbers itself (created in the batch).
+    private var unnumbered: Set<String> = []
     private var rows: [SourceProgress.Row] = []
     private var replacesRows = false
     /// The end of the last transaction in the batch.
@@ -44,11 +46,19 @@ struct SourceBatch {
         versions[list]
     }
 
+    /// Whether the version the next transaction builds on for `list` is numbered as the registry numbers it (see
+    /// ``SourceTransaction/isNumbered``).
+    func isNumbered(_ list: String) -> Bool {
+        !unnumbered.contains(list)
+    }
+
     /// `transaction`, built, joins the batch; the row index then holds its places.
-    mutating func add(_ transaction: SourceTransaction, position: LSN, commitTime: PostgresTimestamp) {
+    mutating func add(_ transaction: SourceTransaction, position: LSN, commitTime: PostgresTimestamp) throws {
+        let made = try transaction.made()
         if isEmpty { started = .now }
-        writes += transaction.writes()
-        versions.merge(transaction.versions) { _, made in made }
+        writes += made.writes
+        versions.merge(made.versions) { _, made in made }
+        unnumbered.formUnion(made.unnumbered)
         let progress = transaction.progress(position: position.rawValue)
         // A `TRUNCATE` forgot the rows recorded before it: the store forgets them too.
         if progress.replacesRows {

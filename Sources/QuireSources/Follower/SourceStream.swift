@@ -153,9 +153,10 @@ struct SourceStream {
             current: { [writer = follower.writer, caughtUp, batch] list in
                 if let made = batch.version(of: list) { return made }
                 return try caughtUp.version(of: list, from: writer)
-            })
+            },
+            isNumbered: { [batch] list in batch.isNumbered(list) })
         for change in changes { try apply(change, to: &transaction) }
-        batch.add(transaction, position: commit.endLSN, commitTime: commit.commitTime)
+        try batch.add(transaction, position: commit.endLSN, commitTime: commit.commitTime)
     }
 
     /// The batch's writes committed with its last transaction's end as the source's position; then the slot is told.

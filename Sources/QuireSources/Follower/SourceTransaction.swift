@@ -4,21 +4,32 @@ import QuireCore
 /// each row change becomes ops on that list's version as the transaction has made it so far, placed by binary
 /// search among the rows placed before it (their keys from the ``RowIndex``, overlaid with this transaction's).
 ///
-/// Nothing is changed outside until the writes are committed: ``writes`` and ``progress`` are committed together,
-/// then ``apply(to:)`` updates the index.
+/// Each list's ops are applied to a draft of its next version as they are made (``ListVersionDraft``: the version
+/// read between them, one version made of them all), and the registry takes that version as it is when the list is
+/// still at the version it was built on, instead of decoding and applying the ops again.
+///
+/// Nothing is changed outside until the writes are committed: ``made()``'s writes and ``progress`` are committed
+/// together, then ``apply(to:)`` updates the index.
 struct SourceTransaction {
     let source: String
     let index: RowIndex
     let limits: ListLimits
     /// Reads a list's version before the transaction (the registry's, loaded when needed).
     let current: (String) throws -> ListVersion?
+    /// Whether a list's version before the transaction is one the registry holds or will (numbered as its own),
+    /// rather than one an earlier transaction of the batch made of a list it created (which the registry numbers
+    /// itself): only on such a version is the version made handed to the registry.
+    let isNumbered: (String) -> Bool
     /// The place of a section among its list's sections, from its id (``RowMapping/sectionKey(ofSection:)``).
     let sectionKey: (String) -> SectionOrderKey
 
     private struct Working {
-        var version: ListVersion
+        var draft: ListVersionDraft
         let isNew: Bool
+        let isNumbered: Bool
         var ops: [JSONValue] = []
+
+        var version: ListVersion { draft.current }
     }
 
     private var lists: [String: Working] = [:]
@@ -35,8 +46,9 @@ struct SourceTransaction {
 
     init(
         source: String, index: RowIndex, limits: ListLimits, sectionKey: @escaping (String) -> SectionOrderKey,
-        current: @escaping (String) throws -> ListVersion?
+        current: @escaping (String) throws -> ListVersion?, isNumbered: @escaping (String) -> Bool = { _ in true }
     ) {
+        self.isNumbered = isNumbered
         self.source = source
         self.index = index
         self.limits = limits
@@ -95,9 +107,7 @@ struct SourceTransaction {
                 JSONValue.string(working.version.sectionID(at: $0))
             }
             guard !sections.isEmpty else { continue }
-            let op: JSONValue = ["op": "removeSections", "ids": .array(sections)]
-            working.version = try Self.applying(op, to: working.version, limits: limits)
-            working.ops.append(op)
+            try Self.apply(["op": "removeSections", "ids": .array(sections)], to: &working, limits: limits)
             lists[list] = working
         }
         truncated = true
@@ -114,23 +124,39 @@ struct SourceTransaction {
 
     // MARK: - What is committed
 
-    /// One write per list touched, in the order first touched: ops on a list that existed, the whole content of one
-    /// the transaction creates.
-    func writes() -> [ListRegistry.QueuedWrite] {
-        listOrder.compactMap { name -> ListRegistry.QueuedWrite? in
-            guard let working = lists[name], !working.ops.isEmpty else { return nil }
-            if working.isNew {
-                let document = (try? JSONParser(keepsNumberText: true).parse(working.version.documentBytes)) ?? .null
-                return ListRegistry.QueuedWrite(name, write: .replace(document))
-            }
-            return ListRegistry.QueuedWrite(name, mustExist: true, write: .ops(["ops": .array(working.ops)]))
-        }
+    /// What the transaction made of the lists it touched.
+    struct Made {
+        /// One write per list touched, in the order first touched: ops on a list that existed (with the version
+        /// they make, when built on a numbered one), the whole content of one the transaction creates.
+        var writes: [ListRegistry.QueuedWrite] = []
+        /// Each list written, at the version made (what a later transaction of the same batch builds on).
+        var versions: [String: ListVersion] = [:]
+        /// The lists the transaction created, or wrote on a version made of a list created earlier in the batch:
+        /// their versions are numbered by the registry.
+        var unnumbered: Set<String> = []
     }
 
-    /// Each list the transaction wrote, at the version it made (what a later transaction of the same batch builds
-    /// on).
-    var versions: [String: ListVersion] {
-        lists.compactMapValues { $0.ops.isEmpty ? nil : $0.version }
+    func made() throws -> Made {
+        var made = Made()
+        for name in listOrder {
+            guard let working = lists[name], !working.ops.isEmpty else { continue }
+            let next = try working.draft.finished()
+            made.versions[name] = next
+            if working.isNew {
+                let document = (try? JSONParser(keepsNumberText: true).parse(next.documentBytes)) ?? .null
+                made.writes.append(ListRegistry.QueuedWrite(name, write: .replace(document)))
+                made.unnumbered.insert(name)
+                continue
+            }
+            let write = ListWrite.ops(["ops": .array(working.ops)])
+            if working.isNumbered {
+                made.writes.append(.made(name, write: write, on: working.draft.base, next: next))
+            } else {
+                made.writes.append(ListRegistry.QueuedWrite(name, mustExist: true, write: write))
+                made.unnumbered.insert(name)
+            }
+        }
+        return made
     }
 
     /// The rows' places to record with the writes, through log position `position` (`nil`: a copy under way).
@@ -157,20 +183,29 @@ struct SourceTransaction {
         if let working = lists[list] { return working }
         let version = try current(list)
         listOrder.append(list)
-        let working = Working(version: version ?? .empty(limits: limits), isNew: version == nil)
+        let working = Working(
+            draft: ListVersionDraft(version ?? .empty(limits: limits)), isNew: version == nil,
+            isNumbered: version != nil && isNumbered(list))
         lists[list] = working
         return working
     }
 
     private mutating func apply(_ op: JSONValue, to list: String) throws {
         var working = try self.working(list)
-        working.version = try Self.applying(op, to: working.version, limits: limits)
-        working.ops.append(op)
+        // Out of the dictionary while the op applies: the draft's nodes stay its own (no copy of them).
+        lists[list] = nil
+        try Self.apply(op, to: &working, limits: limits)
         lists[list] = working
     }
 
-    private static func applying(_ op: JSONValue, to version: ListVersion, limits: ListLimits) throws -> ListVersion {
-        try ListWrite.ops(["ops": [op]]).apply(to: version, limits: limits)
+    /// `op` decoded as the registry decodes a batch's ops, applied to the list's draft.
+    private static func apply(_ op: JSONValue, to working: inout Working, limits: ListLimits) throws {
+        do throws(ListValidationError) {
+            try working.draft.apply(ListOp.decode(op, limits: working.draft.base.limits))
+        } catch {
+            throw ListRegistry.WriteError.invalidOp(OpError(opIndex: working.ops.count, error: error))
+        }
+        working.ops.append(op)
     }
 
     /// Inserts the row's item where its keys put it, its section first when the list lacks it.

@@ -417,3 +417,17 @@ extension ListRegistry {
         }
     }
 }
+
+extension ListRegistry.QueuedWrite {
+    /// A write its caller has made already: `next`, what `write` makes of `base` (a source's follower builds each
+    /// list's version as it places the rows, and would otherwise have every op decoded and applied again). Used as
+    /// ``prepare(_:)``'s outcome is: only when the list is still at `base`'s version when committed.
+    public static func made(
+        _ name: String, write: ListWrite, on base: ListVersion, next: ListVersion
+    ) -> Self {
+        var queued = Self(name, mustExist: true, write: write)
+        queued.prepared = ListRegistry.Prepared(
+            base: base, outcome: .success((next, next.storageChanges(since: base, keepsLabels: write.keepsLabels))))
+        return queued
+    }
+}
