@@ -146,26 +146,10 @@ struct SourceExecutableTests {
             database.drop()
             lists.drop()
         }
-        let sql = try PostgresConnection(url: database.url)
-        try sql.execute(
-            """
-            CREATE TABLE counts (id integer PRIMARY KEY, owner text NOT NULL, shelf text NOT NULL, n integer NOT NULL);
-            INSERT INTO counts SELECT g, 'k-' || (g % 4), 's', 0 FROM generate_series(0, 7) g
-            """)
-        let config = try Self.configuration(
-            database.sourceName, url: database.url,
-            [
-                "table": "public.counts", "list": "\"{owner}\"", "section": "shelf", "order": "[\"id\"]",
-                "type": "row", "data": "[n]",
-            ])
+        let config = try Self.counts(in: database)
         defer { try? FileManager.default.removeItem(atPath: config) }
         func start(_ instance: String) throws -> (QuireProcess, Int) {
-            let child = try QuireProcess(
-                ["serve", "--port", "0", "--config", config, "--log-format", "json"],
-                environment: [
-                    "QUIRE_DEMO_SEED": "false", "QUIRE_STORAGE_KIND": "postgres", "QUIRE_STORAGE_URL": lists.url,
-                    "QUIRE_CLUSTER_INSTANCE": instance,
-                ])
+            let child = try Self.instance(instance, config: config, lists: lists)
             return (child, try child.waitForPort())
         }
         func waitFor(_ line: String, in child: QuireProcess) {
@@ -216,29 +200,13 @@ struct SourceExecutableTests {
             database.drop()
             lists.drop()
         }
-        let sql = try PostgresConnection(url: database.url)
-        try sql.execute(
-            """
-            CREATE TABLE counts (id integer PRIMARY KEY, owner text NOT NULL, shelf text NOT NULL, n integer NOT NULL);
-            INSERT INTO counts SELECT g, 'k-' || (g % 4), 's', 0 FROM generate_series(0, 7) g
-            """)
-        let config = try Self.configuration(
-            database.sourceName, url: database.url,
-            [
-                "table": "public.counts", "list": "\"{owner}\"", "section": "shelf", "order": "[\"id\"]",
-                "type": "row", "data": "[n]",
-            ])
+        let config = try Self.counts(in: database)
         defer { try? FileManager.default.removeItem(atPath: config) }
         // The lock an instance copying the table would hold: this connection plays that instance.
         let copying = try PostgresConnection(url: database.url)
         let lock = "SELECT pg_try_advisory_lock(hashtext('quire source'), hashtext($1))"
         #expect(try copying.query(lock, ["quire_\(database.sourceName)"]).rows.first?[0] == "t")
-        let child = try QuireProcess(
-            ["serve", "--port", "0", "--config", config, "--log-format", "json"],
-            environment: [
-                "QUIRE_DEMO_SEED": "false", "QUIRE_STORAGE_KIND": "postgres", "QUIRE_STORAGE_URL": lists.url,
-                "QUIRE_CLUSTER_INSTANCE": "qs",
-            ])
+        let child = try Self.instance("qs", config: config, lists: lists)
         let port = try child.waitForPort()
         let deadline = Date().addingTimeInterval(20)
         while !child.output.contains("another instance follows the source") && Date() < deadline { usleep(20_000) }
@@ -259,6 +227,32 @@ struct SourceExecutableTests {
         #expect(child.output.contains("the table is copied"))
         kill(child.pid, SIGTERM)
         #expect(child.waitForExit(seconds: 10) == 0)
+    }
+
+    /// The cluster tests' table, `counts`: 8 rows over the lists `k-0`…`k-3`; returns its source's configuration file.
+    static func counts(in database: SourceDatabase) throws -> String {
+        let sql = try PostgresConnection(url: database.url)
+        try sql.execute(
+            """
+            CREATE TABLE counts (id integer PRIMARY KEY, owner text NOT NULL, shelf text NOT NULL, n integer NOT NULL);
+            INSERT INTO counts SELECT g, 'k-' || (g % 4), 's', 0 FROM generate_series(0, 7) g
+            """)
+        return try configuration(
+            database.sourceName, url: database.url,
+            [
+                "table": "public.counts", "list": "\"{owner}\"", "section": "shelf", "order": "[\"id\"]",
+                "type": "row", "data": "[n]",
+            ])
+    }
+
+    /// An instance of a cluster whose store is the database `lists`, following (or standing by for) `config`'s source.
+    static func instance(_ name: String, config: String, lists: SourceDatabase) throws -> QuireProcess {
+        try QuireProcess(
+            ["serve", "--port", "0", "--config", config, "--log-format", "json"],
+            environment: [
+                "QUIRE_DEMO_SEED": "false", "QUIRE_STORAGE_KIND": "postgres", "QUIRE_STORAGE_URL": lists.url,
+                "QUIRE_CLUSTER_INSTANCE": name,
+            ])
     }
 
     static func page(_ list: String, port: Int) throws -> [String: Any] {
