@@ -138,10 +138,7 @@ extension PostgresListStore {
         do {
             return try connections.with { connection in
                 var state = SourceState()
-                let position = try connection.query(
-                    "SELECT position FROM quire_source WHERE name = \(source)", logger: logger
-                ).wait(within: patience).first?.decode(Int64?.self)
-                state.position = position.flatMap { $0 }.map { UInt64(bitPattern: $0) }
+                state.position = try position(of: source, on: connection)
                 let rows = try connection.query(
                     "SELECT id, place FROM quire_source_row WHERE source = \(source)", logger: logger
                 ).wait(within: patience)
@@ -164,17 +161,20 @@ extension PostgresListStore {
     /// - Throws: ``PostgresStoreError`` when the database cannot be read.
     public func sourcePosition(of source: String) throws -> UInt64? {
         do {
-            return try connections.with { connection in
-                let position = try connection.query(
-                    "SELECT position FROM quire_source WHERE name = \(source)", logger: logger
-                ).wait(within: patience).first?.decode(Int64?.self)
-                return position.flatMap { $0 }.map { UInt64(bitPattern: $0) }
-            }
+            return try connections.with { try position(of: source, on: $0) }
         } catch let error as PostgresStoreError {
             throw error
         } catch {
             throw PostgresStoreError("reading source \(source): \(PostgresConnections.describe(error))")
         }
+    }
+
+    /// The position recorded of `source` (`nil`: no row, or no copy finished), read on `connection`.
+    private func position(of source: String, on connection: PostgresConnection) throws -> UInt64? {
+        let position = try connection.query(
+            "SELECT position FROM quire_source WHERE name = \(source)", logger: logger
+        ).wait(within: patience).first?.decode(Int64?.self)
+        return position.flatMap { $0 }.map { UInt64(bitPattern: $0) }
     }
 
     /// Forgets `source`'s position and rows.

@@ -33,9 +33,7 @@ extension SQLiteListStore {
         do {
             return try database.read { db in
                 var state = SourceState()
-                let position = try RawStatement(db, "SELECT position FROM source WHERE name = ?")
-                position.bind(1, source)
-                state.position = try position.firstNullableInteger().flatMap { $0 }.map { UInt64(bitPattern: $0) }
+                state.position = try Self.position(of: source, in: db)
                 let count = try RawStatement(db, "SELECT count(*) FROM source_row WHERE source = ?")
                 count.bind(1, source)
                 state.rows.reserveCapacity(Int(try count.firstInteger() ?? 0))
@@ -54,14 +52,17 @@ extension SQLiteListStore {
     /// - Throws: ``StoreError`` when the file cannot be read.
     public func sourcePosition(of source: String) throws -> UInt64? {
         do {
-            return try database.read { db in
-                let position = try RawStatement(db, "SELECT position FROM source WHERE name = ?")
-                position.bind(1, source)
-                return try position.firstNullableInteger().flatMap { $0 }.map { UInt64(bitPattern: $0) }
-            }
+            return try database.read { try Self.position(of: source, in: $0) }
         } catch {
             throw StoreError.load(path, error)
         }
+    }
+
+    /// The position recorded of `source` (`nil`: no row, or no copy finished).
+    private static func position(of source: String, in db: Database) throws -> UInt64? {
+        let position = try RawStatement(db, "SELECT position FROM source WHERE name = ?")
+        position.bind(1, source)
+        return try position.firstNullableInteger().flatMap { $0 }.map { UInt64(bitPattern: $0) }
     }
 
     /// Forgets `source`'s position and rows.

@@ -155,9 +155,10 @@ public final class SourceFollower: Sendable {
             statistics.syncing.store(false, ordering: .relaxed)
         }
         while !isStopping {
-            // A store that cannot be read now leaves the last answer (`try?` would make its error a nil position).
-            if let whole = try? writer.position(of: source.name).map({ _ in true }) ?? false {
-                statistics.syncing.store(!whole, ordering: .relaxed)
+            do {
+                statistics.syncing.store(try writer.position(of: source.name) == nil, ordering: .relaxed)
+            } catch {
+                // A store that cannot be read now leaves the last answer.
             }
             var waited: Duration = .zero
             while waited < Self.lockInterval && !isStopping {

@@ -46,7 +46,7 @@ struct SourceTransaction {
 
     init(
         source: String, index: RowIndex, limits: ListLimits, sectionKey: @escaping (String) -> SectionOrderKey,
-        current: @escaping (String) throws -> ListVersion?, isNumbered: @escaping (String) -> Bool = { _ in true }
+        current: @escaping (String) throws -> ListVersion?, isNumbered: @escaping (String) -> Bool
     ) {
         self.isNumbered = isNumbered
         self.source = source
