@@ -41,7 +41,7 @@ server of bench/mhd-reference.c in the same run.
                                                      missed their list's last write
   scripts/bench.py allocations [--seconds S]         heap allocations per request (bench/malloc-count.c preloaded) of
                                                      the read endpoints, next to the reference's for the same bytes
-  scripts/bench.py writes [--rounds N] [--seconds S] [--connections C] [--long-seconds L]
+  scripts/bench.py writes [--rounds N] [--seconds S] [--connections C] [--long-seconds L] [--binary PATH]
                          [--no-postgres | --only-postgres]
                                                      64 producers inserting one item at a time into 1,000 lists (wrk,
                                                      bench/writes.lua): acknowledged writes/s on the in-memory store
@@ -179,6 +179,8 @@ def main():
     wr.add_argument("--rounds", type=int, default=3)
     wr.add_argument("--seconds", type=int, default=8)
     wr.add_argument("--connections", type=int, default=64)
+    wr.add_argument("--binary", help="the quire to run, relative paths from the repository (default: the release "
+                    "build, made first)")
     wr.add_argument("--long-seconds", type=int, default=60,
                     help="the producers' run on SQLite whose slowest requests are counted (0: none)")
     only = wr.add_mutually_exclusive_group()

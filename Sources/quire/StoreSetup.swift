@@ -40,9 +40,10 @@ enum StoreSetup {
     #endif
 }
 
-/// The store `quire serve` keeps its lists in, as its settings name it: the SQLite file, or (in a build with the
-/// `PostgreSQL` trait, the default) the shared store of a cluster, with the change feed that replays the other
-/// instances' writes. The one place `quire serve` tells the two apart.
+/// The store `quire serve` keeps its lists in, as its settings name it: the SQLite file, none (`:memory:`, the lists
+/// in the registry's memory only), or (in a build with the `PostgreSQL` trait, the default) the shared store of a
+/// cluster, with the change feed that replays the other instances' writes. The one place `quire serve` tells them
+/// apart.
 final class ServeStorage {
     let store: any ListStore
     private let logger: Logger
@@ -63,6 +64,14 @@ final class ServeStorage {
             }
             shared = nil
         #endif
+        if settings.storagePath == SQLiteListStore.inMemoryPath {
+            // Nothing to keep: the registry's memory holds every list, whose writes are then made at once on the
+            // thread that received them (a SQLite database in memory would cost each write its rows, and a hand-off
+            // to the writer of its one connection, for nothing kept).
+            store = InMemoryListStore()
+            logger.info("storage open", metadata: ["path": "\(settings.storagePath)"])
+            return
+        }
         store = try StoreSetup.open(settings.storagePath, journalWrites: settings.journalWrites, logger: logger)
     }
 

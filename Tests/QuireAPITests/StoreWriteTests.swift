@@ -521,3 +521,10 @@ extension StoreWriteTests {
         #expect(try writes.alone { () throws(Problem) -> Reply in .response(Response(status: 200)) } != nil)
     }
 }
+
+extension WriteScheduler {
+    /// The reply of a connection's `write`, made alone on the calling thread (``alone(refused:_:)``), or `nil`.
+    fileprivate func alone(_ write: () throws(Problem) -> Reply) throws(Problem) -> Reply? {
+        try alone(refused: { Self.refusal }, write)
+    }
+}

@@ -12,11 +12,11 @@ import Testing
 @Suite("Where a write runs") struct WritePlacementTests {
     @Test("each kind of store places its writes and deletes where they wait on the least")
     func placementOfEachStore() {
-        #expect(WritePlacement.write(in: .answersAtOnce) == .hereWhenAlone(syncs: false, otherwise: .batchWriter))
-        #expect(WritePlacement.write(in: .syncsLocally) == .hereWhenAlone(syncs: true, otherwise: .batchWriter))
+        #expect(WritePlacement.write(in: .answersAtOnce) == .here)
+        #expect(WritePlacement.write(in: .syncsLocally) == .hereWhenAlone(otherwise: .batchWriter))
         #expect(WritePlacement.write(in: .remote) == .lane)
         #expect(WritePlacement.delete(in: .answersAtOnce) == .here)
-        #expect(WritePlacement.delete(in: .syncsLocally) == .hereWhenAlone(syncs: true, otherwise: .lane))
+        #expect(WritePlacement.delete(in: .syncsLocally) == .hereWhenAlone(otherwise: .lane))
         #expect(WritePlacement.delete(in: .remote) == .lane)
         for kind in StoreKind.allCases {
             #expect(
@@ -71,7 +71,7 @@ import Testing
     func producerGetsTheOutcome() throws {
         let registry = ListRegistry(store: InMemoryListStore(), limits: ListLimits())
         let writes = ListWrites(registry: registry, logger: Logger(label: "test"))
-        #expect(writes.writePlacement == .hereWhenAlone(syncs: false, otherwise: .batchWriter))
+        #expect(writes.writePlacement == .here)
         let body = try JSONParser().parse(#"{"sections":[{"id":"s","items":[]}]}"#)
 
         let created = try writes.commit(ListRegistry.QueuedWrite("fed", write: .replace(body))).get()

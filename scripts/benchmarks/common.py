@@ -69,10 +69,11 @@ def quire_environment(port, extra_env=None):
     return env
 
 
-def start_quire(extra_env=None):
+def start_quire(extra_env=None, binary=None):
+    """Quire serving on a free port (`binary`, else the release build, made first), once ready, and its URL."""
     port = free_port()
     env = quire_environment(port, extra_env)
-    process = start([build(), "serve"], env=env, cwd=tempfile.mkdtemp(prefix="quire-bench-"))
+    process = start([binary or build(), "serve"], env=env, cwd=tempfile.mkdtemp(prefix="quire-bench-"))
     base = f"http://127.0.0.1:{port}"
     wait_ready(base)
     return process, base

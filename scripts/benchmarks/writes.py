@@ -1,6 +1,6 @@
 """`bench.py writes`: writes at the disk's speed, the same producers on the in-memory store, on SQLite
 and on PostgreSQL, beside the disk's fdatasync rate, page reads and pgbench."""
-import os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
+import os, re, shutil, signal, statistics, subprocess, sys, tempfile, threading, time
 
 from .common import BENCH, ROOT, parse_wrk, start_quire
 from .lists import Connection
@@ -22,6 +22,58 @@ def fdatasync_rate(folder, seconds=3):
     return len(samples) / seconds, statistics.median(samples)
 
 
+class Watch:
+    """What the machine and the server did during one load run, so that a stall says whose it was: the longest a
+    thread of this process asleep for 10 ms overslept (the machine, or at least the load generator's side of it,
+    not running), the steal time the hypervisor reported meanwhile (/proc/stat), and the slowest /readyz of the
+    server, read every 100 ms on a connection of its own (the server not answering while the machine ran)."""
+
+    def __init__(self, port):
+        self.port, self.done = port, threading.Event()
+        self.overslept = self.slowest_probe = 0.0
+        self.probe_error = None
+        self.steal_at_start = self.steal()
+        self.started = time.monotonic()
+        self.threads = [threading.Thread(target=self.sleeping, daemon=True),
+                        threading.Thread(target=self.probing, daemon=True)]
+        for thread in self.threads:
+            thread.start()
+
+    @staticmethod
+    def steal():
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
+
+    def sleeping(self):
+        while not self.done.is_set():
+            before = time.monotonic()
+            time.sleep(0.01)
+            self.overslept = max(self.overslept, time.monotonic() - before - 0.01)
+
+    def probing(self):
+        try:
+            connection = Connection(self.port)
+            connection.sock.settimeout(60)
+            while not self.done.is_set():
+                before = time.monotonic()
+                connection.request("GET", "/readyz")
+                self.slowest_probe = max(self.slowest_probe, time.monotonic() - before)
+                self.done.wait(0.1)
+        except OSError as error:
+            self.probe_error = error
+
+    def stop(self):
+        """Ends the watch; its summary, one line."""
+        self.done.set()
+        for thread in self.threads:
+            thread.join(timeout=70)
+        took = time.monotonic() - self.started
+        probe = f"error {self.probe_error}" if self.probe_error else f"{self.slowest_probe * 1000:,.0f} ms"
+        return (f"the run took {took:.1f} s; the slowest /readyz beside it {probe}; the longest a sleeping thread "
+                f"overslept {self.overslept * 1000:,.0f} ms; steal {self.steal() - self.steal_at_start:.2f} s")
+
+
 def writes(options):
     """Writes at the disk's speed: the same producers on the in-memory store and on SQLite, beside what the disk
     and the server's reads do in the same run."""
@@ -29,6 +81,7 @@ def writes(options):
         sys.exit("writes: wrk is missing (make deps-bench)")
     script = os.path.join(BENCH, "writes.lua")
     folder = tempfile.mkdtemp(prefix="quire-writes-")
+    binary = os.path.join(ROOT, options.binary) if options.binary else None
 
     def producing(base, threads, connections, seconds, prefix, prepared=True, slow_ms=None):
         """wrk's producers on `base` for `seconds`: acknowledged writes/s, p50 and p99 in ms, and with `slow_ms` the
@@ -38,21 +91,24 @@ def writes(options):
         count = 40_000 * seconds // threads if prepared else 0
         environment = dict(os.environ, **({"WRK_SLOW_MS": str(slow_ms)} if slow_ms else {}))
         timeout = ["--timeout", f"{max(10, 3 * slow_ms // 1000)}s"] if slow_ms else []
+        watch = Watch(int(base.rsplit(":", 1)[1]))
         out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", *timeout, "-s",
                               script, base, "--", "1000", "w", prefix, str(count)], capture_output=True, text=True,
                              check=True, env=environment).stdout
+        watched = watch.stop()
         rate, p50, p99, errors, non2xx = parse_wrk(out, split=True)
         if errors or non2xx:
             print(out)
-            sys.exit(f"writes: {non2xx} answers other than 200, {errors} socket errors")
+            sys.exit(f"writes: {non2xx} answers other than 200, {errors} socket errors ({seconds} s of wrk on "
+                     f"{connections} connections, prefix {prefix}): {watched}")
         if not slow_ms:
             return rate, p50, p99
         slow = re.search(r"^slow: (\d+) requests over \d+ ms, slowest ([\d.]+) ms", out, re.M)
-        return rate, p50, p99, int(slow.group(1)), float(slow.group(2))
+        return rate, p50, p99, int(slow.group(1)), float(slow.group(2)), watched
 
     def started(environment):
         """A server started with `environment`, with the 1,000 lists the producers write, and its base URL."""
-        process, base = start_quire(dict(environment, QUIRE_LOG_ACCESS="false"))
+        process, base = start_quire(dict(environment, QUIRE_LOG_ACCESS="false"), binary)
         connection = Connection(int(base.rsplit(":", 1)[1]))
         for k in range(1000):
             connection.request("PUT", f"/v1/lists/w{k}", b'{"sections":[{"id":"s","items":[]}]}')
@@ -149,9 +205,10 @@ def writes(options):
                        lambda x: x <= 1.5, every=True),
         ]
     if long:
-        rate, p50, p99, over, slowest = long
+        rate, p50, p99, over, slowest, watched = long
         rows.append((f"{options.connections} producers on SQLite for {options.long_seconds} s: requests over 1 s",
                      f"{over} (slowest {slowest:,.1f} ms; p99 {p99:.1f} ms, {rate:,.0f} writes/s)", "0", over == 0))
+        print(f"writes: the {options.long_seconds}-s run beside its watch: {watched}")
     if postgres:
         made, tps = postgres
         rate = made["rate"]

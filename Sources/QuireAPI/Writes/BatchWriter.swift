@@ -3,7 +3,7 @@ import QuireCore
 import QuireHTTP
 import Synchronization
 
-/// The writer of batches: one writer for a store in memory or on this machine's disk, which makes every write
+/// The writer of batches: one writer for a store on this machine's disk, which makes every write
 /// queued beside another in one transaction of the store (``ListRegistry/write(together:)``: one sync of the disk
 /// for all, group commit). On lanes, such writes would share transactions and syncs only by waking each other,
 /// several thread switches a write where the writer costs a fraction of one. A database's writes go to lanes

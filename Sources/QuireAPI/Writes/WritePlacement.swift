@@ -23,22 +23,24 @@ enum StoreKind: Sendable, CaseIterable {
 /// Where a write runs, decided once for each kind of store and kind of write; ``WriteScheduler/run(_:at:)`` follows
 /// it, asking what else is under way only where the placement depends on it.
 ///
-/// - A store in memory or on this machine's disk: a write is made here, on the thread that received it, when no
-///   other write is under way (``WriteScheduler/alone(syncs:refused:_:)``); else by the store's one writer, which
-///   makes every write queued meanwhile and commits them in one transaction (``WriteScheduler/together(_:in:answer:)``).
-///   In memory too: a batch costs less than the same writes made at once on two threads that meet on the store's
-///   one connection.
+/// - A store in memory (``InMemoryListStore``): a write is made here, on the thread that received it, at once: it
+///   waits on nothing but its list's lock, and libmicrohttpd's threads make writes of different lists side by side.
+///   Handed to the writer of batches, each write would cost a suspended connection resumed and two threads woken,
+///   more than the write itself (docs/performance.md, "Writes").
+/// - A store on this machine's disk: a write is made here when no other write is under way
+///   (``WriteScheduler/alone(refused:_:)``); else by the store's one writer, which makes every write queued
+///   meanwhile and commits them in one transaction, one sync for all (``WriteScheduler/together(_:in:answer:)``).
 /// - A database: on the lane of its list (``WriteScheduler/deferred(list:_:)``), so that a store that stops
 ///   answering holds up nothing but that lane's writes. One writer would serialize every write's round trips.
 /// - A delete is never batched (``ListRegistry/write(together:)`` makes writes only): in memory it is made here at
-///   once, whatever else is under way; on this machine's disk here when alone, else on its list's lane; in a
-///   database on its list's lane.
+///   once, as a write; on this machine's disk here when alone, else on its list's lane; in a database on its list's
+///   lane.
 enum WritePlacement: Equatable, Sendable {
     /// On the calling thread, at once, whatever else is under way.
     case here
-    /// On the calling thread when no other write is under way and, for a write that `syncs` (waits on the disk), no
-    /// write made so was slow lately; else `otherwise`.
-    case hereWhenAlone(syncs: Bool, otherwise: Elsewhere)
+    /// On the calling thread when no other write is under way and no write made so was slow lately (the disk
+    /// stalled); else `otherwise`.
+    case hereWhenAlone(otherwise: Elsewhere)
     /// On the lane of its list.
     case lane
 
@@ -60,8 +62,8 @@ enum WritePlacement: Equatable, Sendable {
     /// The placement of a write (a replacement or a batch of ops) of a store of `kind`.
     static func write(in kind: StoreKind) -> WritePlacement {
         switch kind {
-        case .answersAtOnce: .hereWhenAlone(syncs: false, otherwise: .batchWriter)
-        case .syncsLocally: .hereWhenAlone(syncs: true, otherwise: .batchWriter)
+        case .answersAtOnce: .here
+        case .syncsLocally: .hereWhenAlone(otherwise: .batchWriter)
         case .remote: .lane
         }
     }
@@ -70,18 +72,18 @@ enum WritePlacement: Equatable, Sendable {
     static func delete(in kind: StoreKind) -> WritePlacement {
         switch kind {
         case .answersAtOnce: .here
-        case .syncsLocally: .hereWhenAlone(syncs: true, otherwise: .lane)
+        case .syncsLocally: .hereWhenAlone(otherwise: .lane)
         case .remote: .lane
         }
     }
 
     /// Where a write so placed runs: `aloneGranted` says whether the calling thread is free for it (no other
-    /// write under way, and no slow sync lately for one that syncs), which only ``hereWhenAlone(syncs:otherwise:)``
+    /// write under way, and no slow sync lately for one that syncs), which only ``hereWhenAlone(otherwise:)``
     /// asks.
     func place(aloneGranted: Bool) -> Place {
         switch self {
         case .here: .here
-        case .hereWhenAlone(_, let otherwise):
+        case .hereWhenAlone(let otherwise):
             aloneGranted ? .here : otherwise == .batchWriter ? .batchWriter : .lane
         case .lane: .lane
         }

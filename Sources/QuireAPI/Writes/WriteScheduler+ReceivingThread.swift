@@ -13,19 +13,15 @@ extension WriteScheduler {
     /// that stops answering holds up no connection but its writes'); once a busy producer overlaps its writes, they
     /// all go to the writer and share syncs (group commit).
     ///
-    /// - Parameters:
-    ///   - syncs: whether the write waits on the disk. A store in memory (``ListStore/answersAtOnce``) has no disk to
-    ///     stall: its slow writes (a large list replaced) bar nothing.
-    ///   - refused: the answer of a write not made, the service shutting down.
-    func alone<Answer, Failure: Error>(
-        syncs: Bool = true, refused: () -> Answer, _ made: () throws(Failure) -> Answer
-    ) throws(Failure) -> Answer? {
+    /// - Parameter refused: the answer of a write not made, the service shutting down.
+    func alone<Answer, Failure: Error>(refused: () -> Answer, _ made: () throws(Failure) -> Answer)
+        throws(Failure) -> Answer?
+    {
         guard offThread.load(ordering: .relaxed) == 0,
-            !syncs || DispatchTime.now().uptimeNanoseconds >= aloneBarredUntil.load(ordering: .relaxed),
+            DispatchTime.now().uptimeNanoseconds >= aloneBarredUntil.load(ordering: .relaxed),
             aloneUnderWay.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         else { return nil }
         defer { aloneUnderWay.store(false, ordering: .releasing) }
-        guard syncs else { return try immediate(refused: refused, made) }
         let started = DispatchTime.now().uptimeNanoseconds
         defer {
             let ended = DispatchTime.now().uptimeNanoseconds
@@ -34,11 +30,6 @@ extension WriteScheduler {
             }
         }
         return try immediate(refused: refused, made)
-    }
-
-    /// The reply of a connection's `write`, made alone on the calling thread (``alone(syncs:refused:_:)``), or `nil`.
-    func alone(syncs: Bool = true, _ write: () throws(Problem) -> Reply) throws(Problem) -> Reply? {
-        try alone(syncs: syncs, refused: { Self.refusal }, write)
     }
 
     /// The answer of `made`, made at once on the calling thread: for a store that answers every call at once

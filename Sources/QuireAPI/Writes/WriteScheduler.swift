@@ -30,11 +30,11 @@ protocol PlacedWrite {
 /// connection is suspended (a ``PendingResponse``, holding no thread) while the write runs elsewhere, and resumed
 /// with its answer. Its three places, each in a file of its own:
 ///
-/// - the receiving thread (`WriteScheduler+ReceivingThread.swift`): ``alone(syncs:refused:_:)``, a lone write of a
-///   store in memory or on this machine's disk, and ``immediate(refused:_:)``;
+/// - the receiving thread (`WriteScheduler+ReceivingThread.swift`): ``alone(refused:_:)``, a lone write of a
+///   store on this machine's disk, and ``immediate(refused:_:)``, every write of a store in memory;
 /// - the lanes (`WriteLanes.swift`): ``deferred(list:_:)``, a write of a database on its list's serial queue;
-/// - the writer of batches (`BatchWriter.swift`): ``together(_:in:answer:)``, the writes of a store in memory or on
-///   this machine's disk that overlap, committed in shared transactions.
+/// - the writer of batches (`BatchWriter.swift`): ``together(_:in:answer:)``, the writes of a store on this
+///   machine's disk that overlap, committed in shared transactions.
 ///
 /// A write always answers with its own outcome: on shutdown, a write still running is waited for (its commit is
 /// neither lost nor answered as refused), and ``waitUntilIdle()`` lets the service wait for every write before its
@@ -53,9 +53,9 @@ final class WriteScheduler: Sendable {
 
     // MARK: - The receiving thread (WriteScheduler+ReceivingThread.swift)
 
-    /// Whether a write is being made by ``alone(syncs:refused:_:)`` now.
+    /// Whether a write is being made by ``alone(refused:_:)`` now.
     let aloneUnderWay = Atomic<Bool>(false)
-    /// Until when (`DispatchTime` uptime, ns) ``alone(syncs:refused:_:)`` passes writes on: a slow sync was seen.
+    /// Until when (`DispatchTime` uptime, ns) ``alone(refused:_:)`` passes writes on: a slow sync was seen.
     let aloneBarredUntil = Atomic<UInt64>(0)
     /// A write made alone that took longer than this (ns) bars the next ones from the receiving thread for
     /// `aloneBar`: the disk is slow (a stall, another process's I/O), and its waits belong off libmicrohttpd's threads.
@@ -71,7 +71,7 @@ final class WriteScheduler: Sendable {
     let batchWriter = DispatchQueue(label: "quire.store-writes.together")
 
     /// - Parameters:
-    ///   - aloneLimit: how long a write made by ``alone(syncs:refused:_:)`` may take before the next ones go to the
+    ///   - aloneLimit: how long a write made by ``alone(refused:_:)`` may take before the next ones go to the
     ///     writer.
     ///   - aloneBar: for how long they go to the writer then.
     init(aloneLimit: Duration = .milliseconds(5), aloneBar: Duration = .seconds(10)) {
@@ -86,12 +86,11 @@ final class WriteScheduler: Sendable {
     // MARK: - Placing a write
 
     /// Runs `write` where `placement` says: on the calling thread when it may be made there (and, for
-    /// ``WritePlacement/hereWhenAlone(syncs:otherwise:)``, when the thread is free for it), else handed to the writer
+    /// ``WritePlacement/hereWhenAlone(otherwise:)``, when the thread is free for it), else handed to the writer
     /// of batches or to its list's lane.
     func run<Write: PlacedWrite>(_ write: Write, at placement: WritePlacement) throws(Write.Failure) -> Write.Answer {
-        if case .hereWhenAlone(let syncs, _) = placement,
-            let answer = try alone(
-                syncs: syncs, refused: { write.refused() }, { () throws(Write.Failure) in try write.madeHere() })
+        if case .hereWhenAlone = placement,
+            let answer = try alone(refused: { write.refused() }, { () throws(Write.Failure) in try write.madeHere() })
         {
             return answer
         }

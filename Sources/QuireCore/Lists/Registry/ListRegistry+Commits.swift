@@ -85,7 +85,7 @@ extension ListRegistry {
         // Versions replayed while catching up are announced whatever the outcome of the write.
         defer { notify(events) }
         defer { enforceBudget() }
-        defer { _ = residents.withLock { $0.used(name, requested: true) } }  // a write is a request of its list
+        defer { residents.withLock { $0.markRequested(name) } }  // a write is a request of its list
         return try withListLock(name) { position throws(WriteError) -> Commit in
             try attempting(name, position: &position, events: &events) {
                 previous, position, events throws(WriteError) -> Attempt<Commit> in
@@ -199,7 +199,7 @@ extension ListRegistry {
         var events = Events()
         defer { notify(events) }
         defer { enforceBudget() }
-        defer { residents.withLock { residents in for name in names { _ = residents.used(name, requested: true) } } }
+        defer { residents.withLock { residents in for name in names { residents.markRequested(name) } } }
         var positions: [String: Int64] = [:]
         return withListLocks(names[...], positions: &positions) { positions in
             var outcomes = [Result<Commit, WriteError>](repeating: .failure(.listNotFound), count: writes.count)

@@ -168,6 +168,13 @@ struct Residents {
         return entry
     }
 
+    /// Marks `name` requested, as ``used(_:requested:)`` does, without copying its entry out: a write's mark of its
+    /// list, which needs nothing of the entry (a copy retains and releases each of its version's tables).
+    func markRequested(_ name: String) {
+        guard let index = entries.index(forKey: name) else { return }
+        entries.values[index].handle.markUsed()
+    }
+
     /// The lists that no request used and no session held for `idle` until `now` (the others' time of use
     /// moved to `now` when they were used since the last call).
     ///
