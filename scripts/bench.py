@@ -2,7 +2,7 @@
 """Quire's benchmarks, a family each (the modules of scripts/benchmarks/), the HTTP ones against the C reference
 server of bench/mhd-reference.c in the same run.
 
-  scripts/bench.py http [--rounds N] [--seconds S] [--only TEXT] [--cpu-limit CPUS]
+  scripts/bench.py http [--rounds N] [--seconds S] [--only TEXT] [--cpu-limit CPUS] [--binary PATH]
                                                      requests/s, p50, p99 of the read endpoints vs the reference,
                                                      rounds alternating (the demo page also with the default
                                                      configuration's text access log, JSON lines, an HS256 and an
@@ -135,6 +135,8 @@ def main():
     h.add_argument("--seconds", type=int, default=4)
     h.add_argument("--only", help="run the endpoints whose name contains this text (e.g. demo)")
     h.add_argument("--cpu-limit", type=float, help="give the servers this many CPUs' time (a slower machine)")
+    h.add_argument("--binary", help="the quire to run, relative paths from the repository (default: the release "
+                   "build, made first)")
     s = commands.add_parser("sessions")
     s.add_argument("--count", type=int, default=100_000)
     l = commands.add_parser("long-polls")

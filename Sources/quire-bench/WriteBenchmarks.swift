@@ -1,11 +1,10 @@
 import Foundation
 import QuireCore
-import QuireStore
 
 /// Where a one-item insert's time goes on the server's write path, without HTTP: `bench.py writes` inserts one
 /// item at a time into 1,000 lists of the store in memory, and this makes the same writes through the same
 /// registry, timing each part of a write on its own as the lists grow (parsing the body, the ops decoded and
-/// applied, the rows that change found, and the whole commit: apply, store, publish).
+/// applied, the rows that change found (what a SQLite file stores), and the whole commit: apply and publish).
 ///
 /// `quire-bench writes` prints, for each band of list sizes, the mean of each part in microseconds.
 struct WriteBenchmarks {
@@ -13,8 +12,7 @@ struct WriteBenchmarks {
     let bands = [0, 50, 100, 200, 400]
 
     func run() throws {
-        let store = try SQLiteListStore(path: SQLiteListStore.inMemoryPath)
-        let registry = ListRegistry(store: store, limits: ListLimits())
+        let registry = ListRegistry(store: InMemoryListStore(), limits: ListLimits())
         let empty = try JSONParser().parse(Array(#"{"sections":[{"id":"s","items":[]}]}"#.utf8))
         for list in 0..<lists {
             _ = try registry.write("w\(list)") { _ throws(ListRegistry.WriteError) in .replace(empty) }
@@ -22,7 +20,7 @@ struct WriteBenchmarks {
         var random = SeededGenerator(seed: 11)
         var counter = 0
         print("write path, one-item inserts into \(lists) lists (store in memory), mean µs per write:")
-        print("items per list  parse  apply  rows  commit(apply+store+publish)")
+        print("items per list  parse  apply  rows  commit(apply+publish)")
         func microseconds(_ body: () -> Void) -> Double { milliseconds(body) * 1_000 }
         for (low, high) in zip(bands, bands.dropFirst()) {
             var parse = 0.0

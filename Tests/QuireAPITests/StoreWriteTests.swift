@@ -449,16 +449,33 @@ extension StoreWriteTests {
         #expect(try writes.alone { () throws(Problem) -> Reply in ok } == nil)
         leave.signal()
 
-        // A slow one (a disk stall) sends the next writes to lanes for a while, then they come back.
-        let barring = WriteScheduler(aloneLimit: .milliseconds(5), aloneBar: .seconds(1))
+        // A slow one (a disk stall) sends the next writes elsewhere for a hundred times as long as it took, then they
+        // come back.
+        let barring = WriteScheduler(aloneLimit: .milliseconds(5), aloneBar: .seconds(60))
+        var slow: Reply?
+        let took = try ContinuousClock().measure {
+            slow = try barring.alone { () throws(Problem) -> Reply in
+                Thread.sleep(forTimeInterval: 0.01)
+                return ok
+            }
+        }
+        #expect(slow != nil)
+        #expect(try barring.alone { () throws(Problem) -> Reply in ok } == nil)
+        let barred = took * Int(WriteScheduler.aloneBarFactor)
+        Thread.sleep(forTimeInterval: Double(barred.components.seconds) + Double(barred.components.attoseconds) / 1e18)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try barring.alone { () throws(Problem) -> Reply in ok } != nil)
+
+        // However slow, for `aloneBar` at most.
+        let capped = WriteScheduler(aloneLimit: .milliseconds(5), aloneBar: .seconds(1))
         #expect(
-            try barring.alone { () throws(Problem) -> Reply in
-                Thread.sleep(forTimeInterval: 0.02)
+            try capped.alone { () throws(Problem) -> Reply in
+                Thread.sleep(forTimeInterval: 0.05)
                 return ok
             } != nil)
-        #expect(try barring.alone { () throws(Problem) -> Reply in ok } == nil)
-        Thread.sleep(forTimeInterval: 1.2)
-        #expect(try barring.alone { () throws(Problem) -> Reply in ok } != nil)
+        #expect(try capped.alone { () throws(Problem) -> Reply in ok } == nil)
+        Thread.sleep(forTimeInterval: 1.3)
+        #expect(try capped.alone { () throws(Problem) -> Reply in ok } != nil)
     }
 }
 

@@ -40,6 +40,28 @@ struct ChangeLogTests {
         #expect(log.changes(since: 303)?.items.isEmpty == true)
     }
 
+    @Test("the bounds hold while the oldest entry is in the open chunk, and logs built on one log stay apart")
+    func openChunkAndBranches() {
+        var log = ChangeLog(base: 0)
+        let wide = delta(Array(0..<6_000))
+        for version in 1...3 { log = log.appending(wide, version: UInt64(version)) }
+        // 3 × 6,000 pass 16,384 before any chunk is full: the first goes.
+        #expect(log.base == 1)
+        #expect(log.changes(since: 0) == nil)
+        #expect(log.changes(since: 1)?.items == Set(0..<6_000))
+        for version in 4...40 { log = log.appending(delta([-Int32(version)]), version: UInt64(version)) }
+        #expect(log.base == 1)
+        #expect(log.changes(since: 3)?.items == Set((4...40).map { -Int32($0) }))
+        #expect(log.changes(since: 1)?.items == Set(0..<6_000).union((4...40).map { -Int32($0) }))
+
+        let first = log.appending(delta([100]), version: 41)
+        let second = log.appending(delta([200]), version: 41)
+        #expect(first.changes(since: 40)?.items == [100])
+        #expect(second.changes(since: 40)?.items == [200])
+        #expect(log.changes(since: 40)?.items.isEmpty == true)
+        #expect(log.changes(since: 41) == nil)
+    }
+
     @Test("a version out of sequence, or a delta over the key bound, starts the log anew")
     func restarts() {
         var log = ChangeLog(base: 0)

@@ -3,8 +3,8 @@ bytes, rounds alternating; the demo page also with the default configuration's a
 HS256 and an ES256 token."""
 import base64, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
-from .common import (build, children, compile_reference, cpu_limit, cpu_per_request, free_port, request, start,
-    start_quire, wrk)
+from .common import (ROOT, build, children, compile_reference, cpu_limit, cpu_per_request, free_port, request,
+    start, start_quire, wrk)
 
 
 def b64url(data):
@@ -44,20 +44,21 @@ def http(options):
         sys.exit("wrk is missing: make deps-bench")
     limit = cpu_limit(options)
     reference_binary = compile_reference()
-    server, base = start_quire()
+    binary = os.path.join(ROOT, options.binary) if options.binary else build()
+    server, base = start_quire(binary=binary)
     # The default configuration (the access log on: a text line per request, to /dev/null), and the same
     # with JSON lines.
-    default_server, default = start_quire({"QUIRE_LOG_LEVEL": "info"})
-    logged_server, logged = start_quire({"QUIRE_LOG_LEVEL": "info", "QUIRE_LOG_FORMAT": "json"})
+    default_server, default = start_quire({"QUIRE_LOG_LEVEL": "info"}, binary)
+    logged_server, logged = start_quire({"QUIRE_LOG_LEVEL": "info", "QUIRE_LOG_FORMAT": "json"}, binary)
     # The same server with JSON Web Tokens on: an HS256 token from `quire token`, an ES256 one made here.
     secret = "bench-secret-" + "x" * 32
     jwks, es256 = es256_setup(tempfile.mkdtemp(prefix="quire-jwt-"))
-    tokened_server, tokened = start_quire({"QUIRE_AUTH_JWT_SECRET": secret, "QUIRE_AUTH_JWT_JWKS_FILE": jwks})
+    tokened_server, tokened = start_quire({"QUIRE_AUTH_JWT_SECRET": secret, "QUIRE_AUTH_JWT_JWKS_FILE": jwks}, binary)
     servers = {base: server, default: default_server, logged: logged_server, tokened: tokened_server}
     if limit:
         for process in list(children):
             limit.add(process)
-    hs256 = subprocess.run([build(), "token", "--sub", "bench", "--scope", "read:demo", "--ttl", "1h"],
+    hs256 = subprocess.run([binary, "token", "--sub", "bench", "--scope", "read:demo", "--ttl", "1h"],
                            env=dict(os.environ, QUIRE_AUTH_JWT_SECRET=secret), capture_output=True, text=True,
                            check=True).stdout.strip()
     status, body = request("POST", base + "/v1/lists/demo/sessions", {"limit": 20})

@@ -5,7 +5,7 @@ import Synchronization
 /// Writes made on the thread that received them (libmicrohttpd's, or a producer's own).
 extension WriteScheduler {
     /// The answer of `made`, made at once on the calling thread when no other write is queued or running and no
-    /// write made so was slow in the last `aloneBar`; `nil` otherwise (the caller hands it to the writer of batches,
+    /// write made so was slow lately (``aloneLimit``); `nil` otherwise (the caller hands it to the writer of batches,
     /// ``together(_:in:answer:)``, or to its lane). For a store that waits only on this machine's disk
     /// (``ListStore/syncsLocally``): a lone producer's write then waits on its sync and nothing else, where a lane
     /// would cost two thread wake-ups, a large share of a lone write's time. At most one write at a time is made so,
@@ -25,8 +25,11 @@ extension WriteScheduler {
         let started = DispatchTime.now().uptimeNanoseconds
         defer {
             let ended = DispatchTime.now().uptimeNanoseconds
-            if ended - started > aloneLimit {
-                aloneBarredUntil.store(ended + aloneBar, ordering: .relaxed)
+            let took = ended - started
+            if took > aloneLimit {
+                let bar = took.multipliedReportingOverflow(by: Self.aloneBarFactor)
+                aloneBarredUntil.store(
+                    ended + (bar.overflow ? aloneBar : min(aloneBar, bar.partialValue)), ordering: .relaxed)
             }
         }
         return try immediate(refused: refused, made)

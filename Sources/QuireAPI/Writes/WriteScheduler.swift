@@ -58,9 +58,13 @@ final class WriteScheduler: Sendable {
     /// Until when (`DispatchTime` uptime, ns) ``alone(refused:_:)`` passes writes on: a slow sync was seen.
     let aloneBarredUntil = Atomic<UInt64>(0)
     /// A write made alone that took longer than this (ns) bars the next ones from the receiving thread for
-    /// `aloneBar`: the disk is slow (a stall, another process's I/O), and its waits belong off libmicrohttpd's threads.
+    /// ``aloneBarFactor`` times as long as it took, at most `aloneBar`: the disk is slow (a stall, another process's
+    /// I/O), and its waits belong off libmicrohttpd's threads. In proportion, so that a lone hiccup (a checkpoint, the
+    /// first syncs of a new file) sends a lone producer's writes to the writer for a moment, where a stall keeps them
+    /// there for long; either way the receiving threads spend at most about a hundredth of their time in slow syncs.
     let aloneLimit: UInt64
     let aloneBar: UInt64
+    static let aloneBarFactor: UInt64 = 100
 
     // MARK: - The lanes (WriteLanes.swift) and the writer of batches (BatchWriter.swift)
 
@@ -73,7 +77,7 @@ final class WriteScheduler: Sendable {
     /// - Parameters:
     ///   - aloneLimit: how long a write made by ``alone(refused:_:)`` may take before the next ones go to the
     ///     writer.
-    ///   - aloneBar: for how long they go to the writer then.
+    ///   - aloneBar: for how long at most they go to the writer then.
     init(aloneLimit: Duration = .milliseconds(5), aloneBar: Duration = .seconds(10)) {
         self.aloneLimit = Self.nanoseconds(aloneLimit)
         self.aloneBar = Self.nanoseconds(aloneBar)

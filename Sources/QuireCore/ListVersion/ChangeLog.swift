@@ -32,13 +32,16 @@ struct VersionDelta: Sendable {
 struct ChangeLog: Sendable {
     static let maximumEntries = 256
     static let maximumKeys = 16_384
-    /// Entries per chunk: a write copies the list of chunks and the last chunk, not the whole log.
+    /// Entries per chunk: a write copies the open chunk alone (the full ones are shared with the version it was
+    /// built on, and their list is copied once a chunk fills), not the whole log.
     private static let chunkSize = 16
 
     /// The oldest version the log reaches back to: changes since any version ≥ `base` are known.
     private(set) var base: UInt64
-    /// Deltas of versions `base + 1 …`, oldest first: the entries of `chunks` after the first `dropped`.
-    private var chunks: [[VersionDelta]] = []
+    /// Deltas of versions `base + 1 …`, oldest first: the entries of the full chunks after the first `dropped`,
+    /// then those of `open`.
+    private var full: [[VersionDelta]] = []
+    private var open: [VersionDelta] = []
     private var dropped = 0
     private var count = 0
     private var keyCount = 0
@@ -50,33 +53,46 @@ struct ChangeLog: Sendable {
 
     /// The log with `delta` recorded as the change that built version `version` (= the last one + 1).
     ///
-    /// - Complexity: O(``maximumEntries`` / 16 + 16): the chunk list and the last chunk are copied.
+    /// - Complexity: O(16) amortized: the open chunk is copied, and the list of full chunks once every 16 writes.
     func appending(_ delta: VersionDelta, version: UInt64) -> ChangeLog {
         guard delta.size <= Self.maximumKeys, version == base + UInt64(count) + 1 else {
             return ChangeLog(base: version)
         }
         var next = self
-        if let last = next.chunks.indices.last, next.chunks[last].count < Self.chunkSize {
-            next.chunks[last].append(delta)
-        } else {
-            var chunk: [VersionDelta] = []
-            chunk.reserveCapacity(Self.chunkSize)
-            chunk.append(delta)
-            next.chunks.append(chunk)
+        if next.open.count == Self.chunkSize {
+            next.full.append(next.open)
+            next.open = []
         }
+        if next.open.isEmpty { next.open.reserveCapacity(Self.chunkSize) }
+        next.open.append(delta)
         next.count += 1
         next.keyCount += delta.size
         while next.count > Self.maximumEntries || next.keyCount > Self.maximumKeys {
-            next.keyCount -= next.chunks[0][next.dropped].size
-            next.count -= 1
-            next.base += 1
-            next.dropped += 1
-            if next.dropped == next.chunks[0].count {
-                next.chunks.removeFirst()
-                next.dropped = 0
-            }
+            next.dropOldest()
         }
         return next
+    }
+
+    /// Forgets the oldest entry.
+    private mutating func dropOldest() {
+        count -= 1
+        base += 1
+        guard !full.isEmpty else {
+            // Only the open chunk is left: its first entry goes (rare: a key bound reached within 16 entries).
+            keyCount -= open[dropped].size
+            dropped += 1
+            if dropped == open.count {
+                open = []
+                dropped = 0
+            }
+            return
+        }
+        keyCount -= full[0][dropped].size
+        dropped += 1
+        if dropped == full[0].count {
+            full.removeFirst()
+            dropped = 0
+        }
     }
 
     /// The union of the changes after `version` up to the latest, or `nil` when the log does not reach
@@ -87,10 +103,10 @@ struct ChangeLog: Sendable {
         guard version >= base, version <= base + UInt64(count) else { return nil }
         var combined = CombinedDelta()
         var skip = dropped + Int(version - base)
-        for chunk in chunks {
+        func add(_ chunk: [VersionDelta]) {
             guard skip < chunk.count else {
                 skip -= chunk.count
-                continue
+                return
             }
             for delta in chunk[skip...] {
                 combined.items.formUnion(delta.items)
@@ -100,6 +116,8 @@ struct ChangeLog: Sendable {
             }
             skip = 0
         }
+        for chunk in full { add(chunk) }
+        add(open)
         return combined
     }
 }

@@ -80,14 +80,9 @@ extension PersistentTree {
         }
         if index == node.width { index -= 1 }
         let (left, right) = inserting(value, for: key, into: node.children[index])
-        var children: [Node]
-        if let right {
-            children = copying(node.children, inserting: right, at: index + 1)
-            children[index] = left
-        } else {
-            children = node.children
-            children[index] = left
-        }
+        guard let right else { return (Node(replacing: index, of: node, with: left), nil) }
+        var children = copying(node.children, inserting: right, at: index + 1)
+        children[index] = left
         if children.count <= capacity(leaf: false) { return (Node(children: children), nil) }
         let half = children.count / 2
         return (Node(children: Array(children[..<half])), Node(children: Array(children[half...])))
@@ -107,11 +102,12 @@ extension PersistentTree {
             )
         }
         guard let (child, removed) = removing(key, from: node.children[index]) else { return nil }
+        guard child.width < minimum(leaf: child.isLeaf) else {
+            return (Node(replacing: index, of: node, with: child), removed)
+        }
         var children = node.children
         children[index] = child
-        if child.width < minimum(leaf: child.isLeaf) {
-            rebalance(&children, at: index)
-        }
+        rebalance(&children, at: index)
         return (Node(children: children), removed)
     }
 

@@ -54,6 +54,23 @@ final class TreeNode<Key: Comparable & Sendable, Value: TreeValue>: Sendable {
         self.isLeaf = false
     }
 
+    /// An inner node whose keys, count and weight the caller knows: `node` with its child at `index` replaced by
+    /// `child` (a write's path copy). Summing them from the children, as ``init(children:)`` does, would read every
+    /// child of the node, each a cache miss across many lists, where the write changed one.
+    init(replacing index: Int, of node: TreeNode, with child: TreeNode) {
+        let old = node.children[index]
+        var children = node.children
+        children[index] = child
+        var keys = node.keys
+        keys[index] = child.keys[child.keys.count - 1]
+        self.keys = keys
+        self.values = []
+        self.children = children
+        self.count = node.count - old.count + child.count
+        self.weight = node.weight - old.weight + child.weight
+        self.isLeaf = false
+    }
+
     /// Entries in this node itself: elements of a leaf, children of an inner node.
     var width: Int { keys.count }
 }
