@@ -116,12 +116,7 @@ struct SourceExecutableTests {
             _ = child.waitForExit(seconds: 10)
             (child, port) = try start()
         }
-        writers.writing.store(false, ordering: .relaxed)
-        threads.forEach { $0.join() }
-        #expect(writers.failures.withLock { $0 }.isEmpty, "\(writers.failures.withLock { $0 })")
-        let touches = writers.touches.withLock { $0 }
-        let expected = Dictionary(
-            uniqueKeysWithValues: Self.lists.map { ($0, copied[$0]! + touches[$0, default: 0]) })
+        let expected = writers.stop(threads, after: copied)
         let final = try Self.versions(port: port, until: { $0 == expected })
         #expect(final == expected, "seed \(seed)")
         #expect(!child.output.contains("the table is copied"))
@@ -139,94 +134,94 @@ struct SourceExecutableTests {
     @Test("a cluster of two: one instance follows, the other takes over when it is killed; none lost, none twice")
     func clusterTakeover() throws {
         let seed = UInt64.random(in: 0...UInt64.max)
-        let database = try SourceDatabase()
-        // Quire's own store, the cluster's PostgreSQL: another database of the test server.
-        let lists = try SourceDatabase()
-        defer {
-            database.drop()
-            lists.drop()
-        }
-        let config = try Self.counts(in: database)
-        defer { try? FileManager.default.removeItem(atPath: config) }
-        func start(_ instance: String) throws -> (QuireProcess, Int) {
-            let child = try Self.instance(instance, config: config, lists: lists)
-            return (child, try child.waitForPort())
-        }
-        func waitFor(_ line: String, in child: QuireProcess) {
-            let deadline = Date().addingTimeInterval(20)
-            while !child.output.contains(line) && Date() < deadline { usleep(20_000) }
-            #expect(child.output.contains(line), "\(line): \(child.output)")
-        }
-        let (first, firstPort) = try start("qa")
-        let copied = try Self.versions(port: firstPort, until: { $0.values.allSatisfy { $0 > 0 } })
-        waitFor("the table is copied", in: first)
-        let (second, port) = try start("qb")
-        waitFor("another instance follows the source", in: second)
+        try Self.withClusterDatabases { database, lists, config in
+            func start(_ instance: String) throws -> (QuireProcess, Int) {
+                let child = try Self.instance(instance, config: config, lists: lists)
+                return (child, try child.waitForPort())
+            }
+            func waitFor(_ line: String, in child: QuireProcess) {
+                let deadline = Date().addingTimeInterval(20)
+                while !child.output.contains(line) && Date() < deadline { usleep(20_000) }
+                #expect(child.output.contains(line), "\(line): \(child.output)")
+            }
+            let (first, firstPort) = try start("qa")
+            let copied = try Self.versions(port: firstPort, until: { $0.values.allSatisfy { $0 > 0 } })
+            waitFor("the table is copied", in: first)
+            let (second, port) = try start("qb")
+            waitFor("another instance follows the source", in: second)
 
-        let writers = Writers()
-        let url = database.url
-        let threads = (1...2).map { writer in
-            DetachedThread.startJoinable { writers.write(url: url, seed: seed &+ UInt64(writer), first: 1000 * writer) }
-        }
-        usleep(700_000)
-        kill(first.pid, SIGKILL)
-        _ = first.waitForExit(seconds: 10)
-        waitFor("taking the source over", in: second)
-        usleep(500_000)
-        writers.writing.store(false, ordering: .relaxed)
-        threads.forEach { $0.join() }
-        #expect(writers.failures.withLock { $0 }.isEmpty, "\(writers.failures.withLock { $0 })")
-        let touches = writers.touches.withLock { $0 }
-        let expected = Dictionary(
-            uniqueKeysWithValues: Self.lists.map { ($0, copied[$0]! + touches[$0, default: 0]) })
-        let final = try Self.versions(port: port, until: { $0 == expected })
-        #expect(final == expected, "seed \(seed): \(second.output)")
-        #expect(!second.output.contains("the table is copied"))
+            let writers = Writers()
+            let url = database.url
+            let threads = (1...2).map { writer in
+                DetachedThread.startJoinable {
+                    writers.write(url: url, seed: seed &+ UInt64(writer), first: 1000 * writer)
+                }
+            }
+            usleep(700_000)
+            kill(first.pid, SIGKILL)
+            _ = first.waitForExit(seconds: 10)
+            waitFor("taking the source over", in: second)
+            usleep(500_000)
+            let expected = writers.stop(threads, after: copied)
+            let final = try Self.versions(port: port, until: { $0 == expected })
+            #expect(final == expected, "seed \(seed): \(second.output)")
+            #expect(!second.output.contains("the table is copied"))
 
-        // The instance started again waits in its turn.
-        let (again, _) = try start("qa")
-        waitFor("another instance follows the source", in: again)
-        for child in [again, second] {
-            kill(child.pid, SIGTERM)
-            #expect(child.waitForExit(seconds: 10) == 0)
+            // The instance started again waits in its turn.
+            let (again, _) = try start("qa")
+            waitFor("another instance follows the source", in: again)
+            for child in [again, second] {
+                kill(child.pid, SIGTERM)
+                #expect(child.waitForExit(seconds: 10) == 0)
+            }
         }
     }
 
     @Test("a standby instance answers 503 source-syncing while no copy of the table has finished, then follows")
     func standbyWhileUncopied() throws {
+        try Self.withClusterDatabases { database, lists, config in
+            // The lock an instance copying the table would hold: this connection plays that instance.
+            let copying = try PostgresConnection(url: database.url)
+            let lock = "SELECT pg_try_advisory_lock(hashtext('quire source'), hashtext($1))"
+            #expect(try copying.query(lock, ["quire_\(database.sourceName)"]).rows.first?[0] == "t")
+            let child = try Self.instance("qs", config: config, lists: lists)
+            let port = try child.waitForPort()
+            let deadline = Date().addingTimeInterval(20)
+            while !child.output.contains("another instance follows the source") && Date() < deadline { usleep(20_000) }
+            // A moment for the first look at the store, made before the first wait for the lock.
+            var status = 0
+            var body = ""
+            for _ in 0..<100 {
+                let response = try HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1/lists/k-0")
+                (status, body) = (response.status, String(decoding: response.body, as: UTF8.self))
+                if status == 503 { break }
+                usleep(20_000)
+            }
+            #expect(status == 503 && body.contains("source-syncing"), "\(status) \(body): \(child.output)")
+
+            _ = try copying.query("SELECT pg_advisory_unlock_all()")
+            let copied = try Self.versions(port: port, until: { $0.values.allSatisfy { $0 > 0 } })
+            #expect(copied.values.allSatisfy { $0 > 0 }, "\(copied): \(child.output)")
+            #expect(child.output.contains("the table is copied"))
+            kill(child.pid, SIGTERM)
+            #expect(child.waitForExit(seconds: 10) == 0)
+        }
+    }
+
+    /// Runs `body` with a source's database, Quire's own store (the cluster's PostgreSQL: another database of the test
+    /// server) and the source's configuration on the `counts` table of the first (``counts(in:)``); all removed after.
+    static func withClusterDatabases(
+        _ body: (_ database: SourceDatabase, _ lists: SourceDatabase, _ config: String) throws -> Void
+    ) throws {
         let database = try SourceDatabase()
         let lists = try SourceDatabase()
         defer {
             database.drop()
             lists.drop()
         }
-        let config = try Self.counts(in: database)
+        let config = try counts(in: database)
         defer { try? FileManager.default.removeItem(atPath: config) }
-        // The lock an instance copying the table would hold: this connection plays that instance.
-        let copying = try PostgresConnection(url: database.url)
-        let lock = "SELECT pg_try_advisory_lock(hashtext('quire source'), hashtext($1))"
-        #expect(try copying.query(lock, ["quire_\(database.sourceName)"]).rows.first?[0] == "t")
-        let child = try Self.instance("qs", config: config, lists: lists)
-        let port = try child.waitForPort()
-        let deadline = Date().addingTimeInterval(20)
-        while !child.output.contains("another instance follows the source") && Date() < deadline { usleep(20_000) }
-        // A moment for the first look at the store, made before the first wait for the lock.
-        var status = 0
-        var body = ""
-        for _ in 0..<100 {
-            let response = try HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1/lists/k-0")
-            (status, body) = (response.status, String(decoding: response.body, as: UTF8.self))
-            if status == 503 { break }
-            usleep(20_000)
-        }
-        #expect(status == 503 && body.contains("source-syncing"), "\(status) \(body): \(child.output)")
-
-        _ = try copying.query("SELECT pg_advisory_unlock_all()")
-        let copied = try Self.versions(port: port, until: { $0.values.allSatisfy { $0 > 0 } })
-        #expect(copied.values.allSatisfy { $0 > 0 }, "\(copied): \(child.output)")
-        #expect(child.output.contains("the table is copied"))
-        kill(child.pid, SIGTERM)
-        #expect(child.waitForExit(seconds: 10) == 0)
+        try body(database, lists, config)
     }
 
     /// The cluster tests' table, `counts`: 8 rows over the lists `k-0`…`k-3`; returns its source's configuration file.
@@ -281,6 +276,18 @@ final class Writers: Sendable {
     let writing = Atomic<Bool>(true)
     let touches = Mutex<[String: Int]>([:])
     let failures = Mutex<[String]>([])
+
+    /// Stops the writers (`threads`, each running ``write(url:seed:first:)``), expects none failed, and returns the
+    /// version each list of the table has once all is applied: its version after the copy, `copied`, plus one for
+    /// every transaction that touched it.
+    func stop(_ threads: [DetachedThread.Joinable], after copied: [String: Int]) -> [String: Int] {
+        writing.store(false, ordering: .relaxed)
+        threads.forEach { $0.join() }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        let touches = touches.withLock { $0 }
+        return Dictionary(
+            uniqueKeysWithValues: SourceExecutableTests.lists.map { ($0, copied[$0]! + touches[$0, default: 0]) })
+    }
 
     func write(url: String, seed: UInt64, first: Int) {
         var random = SeededRandom(seed)

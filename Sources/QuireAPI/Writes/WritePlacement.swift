@@ -78,8 +78,7 @@ enum WritePlacement: Equatable, Sendable {
     }
 
     /// Where a write so placed runs: `aloneGranted` says whether the calling thread is free for it (no other
-    /// write under way, and no slow sync lately for one that syncs), which only ``hereWhenAlone(otherwise:)``
-    /// asks.
+    /// write under way, and no slow sync lately), which only ``hereWhenAlone(otherwise:)`` asks.
     func place(aloneGranted: Bool) -> Place {
         switch self {
         case .here: .here
