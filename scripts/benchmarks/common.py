@@ -62,6 +62,12 @@ def build():
     return os.path.join(ROOT, ".build", "release", "quire")
 
 
+def quire_binary(options):
+    """The quire a benchmark runs: `--binary` (relative paths from the repository), else the release build, made
+    first."""
+    return os.path.join(ROOT, options.binary) if options.binary else build()
+
+
 def quire_environment(port, extra_env=None):
     """The environment a benchmarked Quire runs with: on `port`, warnings only, the demo list still."""
     env = dict(os.environ, QUIRE_SERVER_PORT=str(port), QUIRE_LOG_LEVEL="warning", QUIRE_DEMO_LIVE="false")

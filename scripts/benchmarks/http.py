@@ -3,7 +3,7 @@ bytes, rounds alternating; the demo page also with the default configuration's a
 HS256 and an ES256 token."""
 import base64, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
-from .common import (ROOT, build, children, compile_reference, cpu_limit, cpu_per_request, free_port, request,
+from .common import (children, compile_reference, cpu_limit, cpu_per_request, free_port, quire_binary, request,
     start, start_quire, wrk)
 
 
@@ -44,7 +44,7 @@ def http(options):
         sys.exit("wrk is missing: make deps-bench")
     limit = cpu_limit(options)
     reference_binary = compile_reference()
-    binary = os.path.join(ROOT, options.binary) if options.binary else build()
+    binary = quire_binary(options)
     server, base = start_quire(binary=binary)
     # The default configuration (the access log on: a text line per request, to /dev/null), and the same
     # with JSON lines.

@@ -10,7 +10,7 @@ same bytes, rounds alternating as `bench.py http` does. Lists are kept in memory
 figures are the limiter's and the write lane's, not the disk's."""
 import base64, hashlib, hmac, http.client, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
 
-from .common import (BENCH, ROOT, build, compile_reference, free_port, quire_environment, request, start, stop_all,
+from .common import (BENCH, compile_reference, free_port, quire_binary, quire_environment, request, start, stop_all,
     wait_ready, wrk)
 
 SECRET = "bench-limits-secret-" + "x" * 32
@@ -175,7 +175,7 @@ def read_figures(binary, rounds, seconds):
 def limits(options):
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: make deps-bench")
-    binary = os.path.join(ROOT, options.binary) if options.binary else build()
+    binary = quire_binary(options)
     rows = flood_figures(binary, options.seconds)
     rows += read_figures(binary, options.rounds, options.read_seconds)
     stop_all()

@@ -11,7 +11,7 @@ lists' versions (one per list per transaction)."""
 import json, os, re, signal, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.parse, urllib.request
 
-from .common import ROOT, build, children, free_port, request, wait_ready
+from .common import ROOT, children, free_port, quire_binary, request, wait_ready
 from .lists import Connection
 
 
@@ -337,7 +337,7 @@ def copy_and_restart(options, db, binary, folder):
 
 
 def sources(options):
-    binary = os.path.join(ROOT, options.binary) if options.binary else build()
+    binary = quire_binary(options)
     if not os.path.exists(binary):
         sys.exit(f"sources: no {binary} (make build-release)")
     folder = tempfile.mkdtemp(prefix="quire-sources-")

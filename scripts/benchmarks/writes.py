@@ -2,7 +2,7 @@
 and on PostgreSQL, beside the disk's fdatasync rate, page reads and pgbench."""
 import os, re, shutil, signal, statistics, subprocess, sys, tempfile, threading, time
 
-from .common import BENCH, ROOT, parse_wrk, start_quire
+from .common import BENCH, ROOT, parse_wrk, quire_binary, start_quire
 from .lists import Connection
 
 
@@ -81,7 +81,7 @@ def writes(options):
         sys.exit("writes: wrk is missing (make deps-bench)")
     script = os.path.join(BENCH, "writes.lua")
     folder = tempfile.mkdtemp(prefix="quire-writes-")
-    binary = os.path.join(ROOT, options.binary) if options.binary else None
+    binary = quire_binary(options)
 
     def producing(base, threads, connections, seconds, prefix, prepared=True, slow_ms=None):
         """wrk's producers on `base` for `seconds`: acknowledged writes/s, p50 and p99 in ms, and with `slow_ms` the
@@ -118,15 +118,14 @@ def writes(options):
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
 
-    def producers(environment, as_sent=False):
-        """On a server started with `environment`: a lone producer's p50 and p99 (ms), the producers' acknowledged
-        writes/s, the same with requests built as sent when `as_sent`, and page reads/s of the same server."""
+    def producers(environment, as_sent=False, on_file=False):
+        """On a server started with `environment`: a lone producer's p50 and p99 (ms), with `on_file` the disk's sync
+        beside it (ms), the producers' acknowledged writes/s, the same with requests built as sent when `as_sent`,
+        and page reads/s of the same server."""
         process, base = started(environment)
         # A lone producer, one write at a time: wrk's own latency record (a client in Python spent more time on a
         # request than the server did). Its sync is the disk's of that moment, probed just before and just after it
         # in the store's folder: the disk's sync time drifts by half within a minute, more than this ratio's margin.
-        on_file = environment.get("QUIRE_STORAGE_PATH", ":memory:") != ":memory:" \
-            and "QUIRE_STORAGE_KIND" not in environment
         sync_before = fdatasync_rate(folder, 1)[1] if on_file else None
         _, lone_p50, lone_p99 = producing(base, 1, 1, 3, "lone")
         lone_sync_ms = (sync_before + fdatasync_rate(folder, 1)[1]) / 2 if on_file else None
@@ -145,11 +144,12 @@ def writes(options):
     # store goes first alternates too, so that a drift of the machine within rounds favours neither.
     rounds = []
     for number in range(0 if options.only_postgres else options.rounds):
-        syncs, sync_ms = fdatasync_rate(folder)
+        syncs = fdatasync_rate(folder)[0]
         stores = {"memory": ":memory:", "sqlite": os.path.join(folder, f"quire-{number}.sqlite")}
         order = ["memory", "sqlite"] if number % 2 == 0 else ["sqlite", "memory"]
-        made = {name: producers({"QUIRE_STORAGE_PATH": stores[name]}, as_sent=name == "memory") for name in order}
-        rounds.append((made["memory"], made["sqlite"], syncs, sync_ms))
+        made = {name: producers({"QUIRE_STORAGE_PATH": stores[name]}, as_sent=name == "memory",
+                                on_file=name == "sqlite") for name in order}
+        rounds.append((made["memory"], made["sqlite"], syncs))
     # The producers on SQLite for a minute, every request's latency kept: a stall of the disk or of the store (a
     # checkpoint, the journal applied) shows here as requests over a second, which a run of seconds can miss.
     long = None
@@ -192,22 +192,22 @@ def writes(options):
     if rounds:
         rows += [
             median_row("in-memory store: writes/s ÷ page reads/s (same server)",
-                       lambda m, q, s, ms: m["rate"] / m["pages"],
-                       lambda m, q, s, ms: f"{m['rate']:,.0f} / {m['pages']:,.0f}", 3, ">= 0.33", lambda x: x >= 0.33),
+                       lambda m, q, s: m["rate"] / m["pages"],
+                       lambda m, q, s: f"{m['rate']:,.0f} / {m['pages']:,.0f}", 3, ">= 0.33", lambda x: x >= 0.33),
             median_row("the same, requests built as they are sent",
-                       lambda m, q, s, ms: m["as_sent"] / m["pages"],
-                       lambda m, q, s, ms: f"{m['as_sent']:,.0f} / {m['pages']:,.0f}", 3, ">= 0.25",
+                       lambda m, q, s: m["as_sent"] / m["pages"],
+                       lambda m, q, s: f"{m['as_sent']:,.0f} / {m['pages']:,.0f}", 3, ">= 0.25",
                        lambda x: x >= 0.25),
             median_row("SQLite: writes/s ÷ the in-memory store's writes/s",
-                       lambda m, q, s, ms: q["rate"] / m["rate"],
-                       lambda m, q, s, ms: f"{q['rate']:,.0f} / {m['rate']:,.0f}", 2, ">= 0.8 each",
+                       lambda m, q, s: q["rate"] / m["rate"],
+                       lambda m, q, s: f"{q['rate']:,.0f} / {m['rate']:,.0f}", 2, ">= 0.8 each",
                        lambda x: x >= 0.8, every=True),
             median_row("SQLite: writes/s ÷ the disk's one-at-a-time fdatasync/s",
-                       lambda m, q, s, ms: q["rate"] / s, lambda m, q, s, ms: f"{q['rate']:,.0f} / {s:,.0f}", 2,
+                       lambda m, q, s: q["rate"] / s, lambda m, q, s: f"{q['rate']:,.0f} / {s:,.0f}", 2,
                        ">= 2", lambda x: x >= 2),
             median_row("one producer alone on SQLite: p50 latency ÷ one fdatasync (probed beside it)",
-                       lambda m, q, s, ms: q["p50"] / q["sync_ms"],
-                       lambda m, q, s, ms: f"{q['p50']:.3f} / {q['sync_ms']:.3f} ms, p99 {q['p99']:.2f} ms", 2,
+                       lambda m, q, s: q["p50"] / q["sync_ms"],
+                       lambda m, q, s: f"{q['p50']:.3f} / {q['sync_ms']:.3f} ms, p99 {q['p99']:.2f} ms", 2,
                        "<= 1.5 each", lambda x: x <= 1.5, every=True),
         ]
     if long:

@@ -73,26 +73,17 @@ struct ChangeLog: Sendable {
         return next
     }
 
-    /// Forgets the oldest entry.
+    /// Forgets the oldest entry: of the first full chunk, or of the open one when no chunk is full (a key bound
+    /// reached within 16 entries).
     private mutating func dropOldest() {
+        let first = full.first ?? open
         count -= 1
         base += 1
-        guard !full.isEmpty else {
-            // Only the open chunk is left: its first entry goes (rare: a key bound reached within 16 entries).
-            keyCount -= open[dropped].size
-            dropped += 1
-            if dropped == open.count {
-                open = []
-                dropped = 0
-            }
-            return
-        }
-        keyCount -= full[0][dropped].size
+        keyCount -= first[dropped].size
         dropped += 1
-        if dropped == full[0].count {
-            full.removeFirst()
-            dropped = 0
-        }
+        guard dropped == first.count else { return }
+        dropped = 0
+        if full.isEmpty { open = [] } else { full.removeFirst() }
     }
 
     /// The union of the changes after `version` up to the latest, or `nil` when the log does not reach
