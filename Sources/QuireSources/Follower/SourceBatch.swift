@@ -52,14 +52,14 @@ struct SourceBatch {
         !unnumbered.contains(list)
     }
 
-    /// `transaction`, built, joins the batch; the row index then holds its places.
-    mutating func add(_ transaction: SourceTransaction, position: LSN, commitTime: PostgresTimestamp) throws {
-        let made = try transaction.made()
+    /// A transaction, finished, joins the batch; the row index then holds its places.
+    mutating func add(_ transaction: SourceTransaction.Finished, position: LSN, commitTime: PostgresTimestamp) {
+        let made = transaction.made
         if isEmpty { started = .now }
         writes += made.writes
         versions.merge(made.versions) { _, made in made }
         unnumbered.formUnion(made.unnumbered)
-        let progress = transaction.progress(position: position.rawValue)
+        let progress = transaction.progress
         // A `TRUNCATE` forgot the rows recorded before it: the store forgets them too.
         if progress.replacesRows {
             rows = []
@@ -72,7 +72,7 @@ struct SourceBatch {
             rowCounts[kind, default: 0] += count
             rowChanges += count
         }
-        transaction.apply(to: transaction.index)
+        transaction.apply()
     }
 
     /// What the store records with the writes: every row placed or removed, through the last transaction's end.

@@ -146,6 +146,13 @@ struct SourceStream {
     /// The transaction gathered, turned into one write per list on the versions the batch made so far, joins the
     /// batch (whole, however big: the batch is then full).
     private mutating func build(_ commit: PgOutput.Commit) throws {
+        // The transaction, which reads the batch (a copy of it), ends before the batch grows: the batch's arrays are
+        // then its own again, and are appended to rather than copied whole.
+        let finished = try finish(commit)
+        batch.add(finished, position: commit.endLSN, commitTime: commit.commitTime)
+    }
+
+    private func finish(_ commit: PgOutput.Commit) throws -> SourceTransaction.Finished {
         let mapping = self.mapping
         var transaction = SourceTransaction(
             source: mapping.source.name, index: index, limits: mapping.limits,
@@ -156,7 +163,7 @@ struct SourceStream {
             },
             isNumbered: { [batch] list in batch.isNumbered(list) })
         for change in changes { try apply(change, to: &transaction) }
-        try batch.add(transaction, position: commit.endLSN, commitTime: commit.commitTime)
+        return try transaction.finished(position: commit.endLSN.rawValue)
     }
 
     /// The batch's writes committed with its last transaction's end as the source's position; then the slot is told.

@@ -8,8 +8,8 @@ import QuireCore
 /// read between them, one version made of them all), and the registry takes that version as it is when the list is
 /// still at the version it was built on, instead of decoding and applying the ops again.
 ///
-/// Nothing is changed outside until the writes are committed: ``made()``'s writes and ``progress`` are committed
-/// together, then ``apply(to:)`` updates the index.
+/// Nothing is changed outside until the writes are committed: ``finished(position:)``'s writes and progress are
+/// committed together, then its ``Finished/apply()`` updates the index.
 struct SourceTransaction {
     let source: String
     let index: RowIndex
@@ -159,17 +159,43 @@ struct SourceTransaction {
         return made
     }
 
-    /// The rows' places to record with the writes, through log position `position` (`nil`: a copy under way).
-    func progress(position: UInt64?) -> SourceProgress {
+    /// The transaction done: what joins a batch, without the reads it was built with (``current`` holds the batch
+    /// it joins, whose arrays would then be copied whole to add it).
+    struct Finished {
+        let made: Made
+        /// The rows' places to record with the writes, through the transaction's position.
+        let progress: SourceProgress
+        let rowCounts: [String: Int]
+        private let index: RowIndex
+        private let truncated: Bool
+        private let places: [(id: String, place: RowPlace?)]
+
+        fileprivate init(_ transaction: SourceTransaction, position: UInt64) throws {
+            made = try transaction.made()
+            progress = transaction.progress(position: position)
+            rowCounts = transaction.rowCounts
+            index = transaction.index
+            truncated = transaction.truncated
+            places = transaction.placedOrder.map { ($0, transaction.placed[$0] ?? nil) }
+        }
+
+        /// Once the writes are committed: the index holds the transaction's places.
+        func apply() {
+            if truncated { index.removeAll() }
+            for (id, place) in places { index.set(id, place) }
+        }
+    }
+
+    /// The transaction done, through log position `position`.
+    func finished(position: UInt64) throws -> Finished {
+        try Finished(self, position: position)
+    }
+
+    /// The rows' places to record with the writes, through log position `position`.
+    private func progress(position: UInt64) -> SourceProgress {
         SourceProgress(
             source: source, position: position, replacesRows: truncated,
             rows: placedOrder.map { SourceProgress.Row(id: $0, place: (placed[$0] ?? nil)?.recorded) })
-    }
-
-    /// Once the writes are committed: the index holds this transaction's places.
-    func apply(to index: RowIndex) {
-        if truncated { index.removeAll() }
-        for id in placedOrder { index.set(id, placed[id] ?? nil) }
     }
 
     // MARK: - Ops

@@ -27,14 +27,6 @@ public struct RowPlace: Sendable, Hashable {
 }
 
 extension RowMapping {
-    /// The columns that place a row, each once: list, section, order, type, then the key's.
-    var placingSlots: [Slot] {
-        var seen: Set<Int> = []
-        return ([list, section].compactMap { $0 } + order + [type].compactMap { $0 } + key).filter {
-            seen.insert($0.index).inserted
-        }
-    }
-
     /// The place of a row the mapping turned into `terms`.
     public func place(of row: [String?], terms: RowTerms) -> RowPlace {
         var members: [String: JSONValue] = [:]

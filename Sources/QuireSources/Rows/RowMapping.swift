@@ -26,6 +26,9 @@ public struct RowMapping: Sendable {
     let descending: [Bool]
     /// The relation's number of columns: every row has one value for each.
     let width: Int
+    /// The columns that place a row, each once: list, section, order, type, then the key's (made once: every row's
+    /// place is recorded and read back with them).
+    let placingSlots: [Slot]
 
     /// The mapping of `source`'s rows in `relation`.
     ///
@@ -61,6 +64,10 @@ public struct RowMapping: Sendable {
         self.key = key
         width = relation.columns.count
         descending = source.order.map { $0.direction == .descending } + key.map { _ in false }
+        var seen: Set<Int> = []
+        placingSlots = ([list, section].compactMap { $0 } + order + [type].compactMap { $0 } + key).filter {
+            seen.insert($0.index).inserted
+        }
     }
 
     /// The row's list, item and section, or why it is left out.
