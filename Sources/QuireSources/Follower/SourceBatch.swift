@@ -75,8 +75,16 @@ struct SourceBatch {
         transaction.apply()
     }
 
-    /// What the store records with the writes: every row placed or removed, through the last transaction's end.
-    func progress(source: String) -> SourceProgress {
-        SourceProgress(source: source, position: position?.rawValue, replacesRows: replacesRows, rows: rows)
+    /// The batch's writes and what the store records with them (every row placed or removed, through the last
+    /// transaction's end), moved out: the batch keeps what the next one builds on and what is counted once it is
+    /// committed, and whoever commits the writes frees them (and the versions they replaced).
+    mutating func handOff(source: String) -> (writes: [ListRegistry.QueuedWrite], progress: SourceProgress) {
+        let progress = SourceProgress(
+            source: source, position: position?.rawValue, replacesRows: replacesRows, rows: rows)
+        defer {
+            writes = []
+            rows = []
+        }
+        return (writes, progress)
     }
 }

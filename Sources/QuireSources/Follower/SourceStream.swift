@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import QuireCore
 import Synchronization
@@ -30,6 +31,10 @@ struct SourceStream {
     private let caughtUp = CaughtUpLists()
     /// Transactions built and not yet committed.
     private var batch = SourceBatch()
+    /// The batch being committed meanwhile (its writes handed off), and its commit.
+    private var committing: (batch: SourceBatch, commit: BatchCommit)?
+    /// Where batches are committed.
+    private let committer: DispatchQueue
 
     init(
         follower: SourceFollower, replication: ReplicationConnection, database: AppDatabase, mapping: RowMapping,
@@ -43,23 +48,30 @@ struct SourceStream {
         self.index = index
         self.applied = applied
         confirmable = applied
+        committer = DispatchQueue(label: "quire.source.\(mapping.source.name).commit")
     }
 
     mutating func run() throws {
+        // However the stream ends, its commit in flight ends first: the next stream reads the store's position and
+        // rows, which that commit may still be writing.
+        defer { _ = committing?.commit.outcome() }
         measure()
         while !follower.isStopping {
             // With transactions built, only what the log has sent already joins them: they are committed as soon
-            // as it has sent nothing more (while they were being committed, the next batch gathered).
-            let timeout = batch.isEmpty ? SourceFollower.readTimeout : .zero
+            // as it has sent nothing more (while they were being committed, the next batch gathered). A commit in
+            // flight is waited for as soon as the log is quiet, so that its position is confirmed at once.
+            let timeout = batch.isEmpty && committing == nil ? SourceFollower.readTimeout : .zero
             if let message = try replication.readMessage(timeout: timeout) {
                 switch message {
                 case .keepalive(let keepalive):
                     note(server: keepalive.end)
-                    // Between transactions, with none waiting to be committed, everything the server has sent is
-                    // applied: the log up to its end held nothing of the table, and the slot may let it go (else an
-                    // idle table would keep the log of every other table's writes).
+                    // Between transactions, with none waiting to be committed or being committed, everything the
+                    // server has sent is applied: the log up to its end held nothing of the table, and the slot may
+                    // let it go (else an idle table would keep the log of every other table's writes).
                     let told = max(applied, confirmable)
-                    if begin == nil && batch.isEmpty { confirmable = max(confirmable, keepalive.end) }
+                    if begin == nil && batch.isEmpty && committing == nil {
+                        confirmable = max(confirmable, keepalive.end)
+                    }
                     if keepalive.replyRequested
                         || (confirmable > told && ContinuousClock.now - lastStatus >= .milliseconds(100))
                     {
@@ -82,6 +94,7 @@ struct SourceStream {
             }
         }
         try commitBatch()
+        try settleCommit()
         try? replication.stopReplication()
     }
 
@@ -136,7 +149,7 @@ struct SourceStream {
                 changes = []
             }
             // A transaction the store holds already (the slot had not heard of it before a restart).
-            guard commit.endLSN > (batch.position ?? applied) else { return }
+            guard commit.endLSN > (batch.position ?? committing?.batch.position ?? applied) else { return }
             try build(commit)
         case .origin, .type, .message:
             return
@@ -157,31 +170,42 @@ struct SourceStream {
         var transaction = SourceTransaction(
             source: mapping.source.name, index: index, limits: mapping.limits,
             sectionKey: { mapping.sectionKey(ofSection: $0) },
-            current: { [writer = follower.writer, caughtUp, batch] list in
-                if let made = batch.version(of: list) { return made }
+            current: { [writer = follower.writer, caughtUp, batch, inFlight = committing?.batch] list in
+                if let made = batch.version(of: list) ?? inFlight?.version(of: list) { return made }
                 return try caughtUp.version(of: list, from: writer)
             },
-            isNumbered: { [batch] list in batch.isNumbered(list) })
+            isNumbered: { [batch, inFlight = committing?.batch] list in
+                batch.isNumbered(list) && inFlight?.isNumbered(list) != false
+            })
         for change in changes { try apply(change, to: &transaction) }
         return try transaction.finished(position: commit.endLSN.rawValue)
     }
 
-    /// The batch's writes committed with its last transaction's end as the source's position; then the slot is told.
+    /// The batch's writes handed to the committer with its last transaction's end as the source's position, once the
+    /// commit before it is over (``settleCommit()``): the next batch is read and built while it commits.
     private mutating func commitBatch() throws {
-        guard let position = batch.position else { return }
-        let outcomes = follower.writer.commit(batch.writes, progress: batch.progress(source: mapping.source.name))
-        for outcome in outcomes {
-            if case .failure(let error) = outcome { throw SourceWriteFailed(error: error) }
-        }
+        try settleCommit()
+        guard !batch.isEmpty else { return }
+        let (writes, progress) = batch.handOff(source: mapping.source.name)
+        committing = (batch, BatchCommit(writes, progress: progress, writer: follower.writer, on: committer))
+        batch = SourceBatch()
+    }
+
+    /// Waits for the commit in flight, if any: its position is then applied, and the slot told.
+    private mutating func settleCommit() throws {
+        guard let (done, commit) = committing else { return }
+        committing = nil
+        let outcome = commit.outcome()
+        if let failure = outcome.failure { throw SourceWriteFailed(error: failure) }
+        guard let position = done.position else { return }
         applied = position
         let statistics = follower.statistics
         statistics.appliedPosition.store(applied.rawValue, ordering: .relaxed)
-        statistics.transactions.add(batch.transactionCount, ordering: .relaxed)
+        statistics.transactions.add(done.transactionCount, ordering: .relaxed)
         statistics.commits.add(1, ordering: .relaxed)
-        statistics.count(batch.rowCounts)
-        let now = PostgresTimestamp.now().secondsSinceUnixEpoch
-        for commitTime in batch.commitTimes { statistics.record(commitToApply: now - commitTime.secondsSinceUnixEpoch) }
-        batch = SourceBatch()
+        statistics.count(done.rowCounts)
+        let now = outcome.committedAt.secondsSinceUnixEpoch
+        for commitTime in done.commitTimes { statistics.record(commitToApply: now - commitTime.secondsSinceUnixEpoch) }
         if ContinuousClock.now - lastStatus >= .milliseconds(100) { try sendStatus() }
     }
 
