@@ -143,10 +143,10 @@ extension ListRegistry {
     }
 
     /// A queued write made on the version held when it was read: what it builds from that version (or why it
-    /// cannot), and the rows that change.
+    /// cannot), and the rows that change (`nil`: found where it is committed).
     public struct Prepared: Sendable {
         fileprivate let base: ListVersion
-        fileprivate let outcome: Result<(next: ListVersion, changes: StorageChanges), WriteError>
+        fileprivate let outcome: Result<(next: ListVersion, changes: StorageChanges?), WriteError>
     }
 
     /// Makes `write` on the version of its list held now, if the list is held, for ``write(together:)`` to use
@@ -156,7 +156,7 @@ extension ListRegistry {
     /// no lock: a write to the same list that comes between costs one write made twice.
     public func prepare(_ write: inout QueuedWrite) {
         guard let base = version(of: write.name) else { return }
-        let outcome = Result { () throws(WriteError) -> (next: ListVersion, changes: StorageChanges) in
+        let outcome = Result { () throws(WriteError) -> (next: ListVersion, changes: StorageChanges?) in
             let next = try write.write.apply(to: base, limits: limits)
             return (next, next.storageChanges(since: base, keepsLabels: write.write.keepsLabels))
         }
@@ -421,13 +421,13 @@ extension ListRegistry {
 extension ListRegistry.QueuedWrite {
     /// A write its caller has made already: `next`, what `write` makes of `base` (a source's follower builds each
     /// list's version as it places the rows, and would otherwise have every op decoded and applied again). Used as
-    /// ``prepare(_:)``'s outcome is: only when the list is still at `base`'s version when committed.
+    /// ``prepare(_:)``'s outcome is: only when the list is still at `base`'s version when committed. The rows that
+    /// change are found by the store as it commits (a follower commits on a thread other than the one that builds).
     public static func made(
         _ name: String, write: ListWrite, on base: ListVersion, next: ListVersion
     ) -> Self {
         var queued = Self(name, mustExist: true, write: write)
-        queued.prepared = ListRegistry.Prepared(
-            base: base, outcome: .success((next, next.storageChanges(since: base, keepsLabels: write.keepsLabels))))
+        queued.prepared = ListRegistry.Prepared(base: base, outcome: .success((next, nil)))
         return queued
     }
 }
