@@ -8,8 +8,8 @@ import QuireCore
 /// read between them, one version made of them all), and the registry takes that version as it is when the list is
 /// still at the version it was built on, instead of decoding and applying the ops again.
 ///
-/// Nothing is changed outside until the writes are committed: ``finished(position:)``'s writes and progress are
-/// committed together, then its ``Finished/apply()`` updates the index.
+/// Nothing is changed outside but the row index: ``finished(position:)``'s writes and progress are committed
+/// together, and its ``Finished/apply()`` updates the index as it joins its batch.
 struct SourceTransaction {
     let source: String
     let index: RowIndex
@@ -179,7 +179,8 @@ struct SourceTransaction {
             places = transaction.placedOrder.map { ($0, transaction.placed[$0] ?? nil) }
         }
 
-        /// Once the writes are committed: the index holds the transaction's places.
+        /// As the transaction joins its batch: the index holds its places (a commit that fails ends the stream, and
+        /// the next one reads the index from the store again).
         func apply() {
             if truncated { index.removeAll() }
             for (id, place) in places { index.set(id, place) }
