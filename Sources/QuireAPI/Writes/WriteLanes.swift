@@ -1,4 +1,5 @@
 import Dispatch
+import QuireCore
 import QuireHTTP
 import Synchronization
 

@@ -1,6 +1,5 @@
 import Dispatch
 import QuireCore
-import Synchronization
 
 /// A batch's commit made on a thread of its own while the stream reads and builds the next batch: the stream's
 /// thread then only reads the log and builds transactions, and the commit (the registry's writes, the store's
@@ -18,15 +17,14 @@ final class BatchCommit: Sendable {
         let committedAt: PostgresTimestamp
     }
 
-    private let done = DispatchSemaphore(value: 0)
-    private let result = Mutex<Outcome?>(nil)
+    private let result = GivenOnce<Outcome>()
 
     /// Starts committing `writes` with `progress` on `queue`.
     init(
         _ writes: [ListRegistry.QueuedWrite], progress: SourceProgress, writer: any SourceWriter,
         on queue: DispatchQueue
     ) {
-        queue.async { [self] in
+        queue.async { [result] in
             var failure: ListRegistry.WriteError?
             for outcome in writer.commit(writes, progress: progress) {
                 if case .failure(let error) = outcome {
@@ -34,17 +32,12 @@ final class BatchCommit: Sendable {
                     break
                 }
             }
-            let outcome = Outcome(failure: failure, committedAt: .now())
-            result.withLock { $0 = outcome }
-            done.signal()
+            result.set(Outcome(failure: failure, committedAt: .now()))
         }
     }
 
     /// Waits until the commit is over: what it came to.
     func outcome() -> Outcome {
-        done.wait()
-        // Signalled once; later calls find the outcome without waiting.
-        done.signal()
-        return result.withLock { $0! }
+        result.wait()
     }
 }

@@ -167,7 +167,6 @@ struct SourceTransaction {
         let progress: SourceProgress
         let rowCounts: [String: Int]
         private let index: RowIndex
-        private let truncated: Bool
         private let places: [(id: String, place: RowPlace?)]
 
         fileprivate init(_ transaction: SourceTransaction, position: UInt64) throws {
@@ -175,14 +174,13 @@ struct SourceTransaction {
             progress = transaction.progress(position: position)
             rowCounts = transaction.rowCounts
             index = transaction.index
-            truncated = transaction.truncated
             places = transaction.placedOrder.map { ($0, transaction.placed[$0] ?? nil) }
         }
 
         /// As the transaction joins its batch: the index holds its places (a commit that fails ends the stream, and
         /// the next one reads the index from the store again).
         func apply() {
-            if truncated { index.removeAll() }
+            if progress.replacesRows { index.removeAll() }
             for (id, place) in places { index.set(id, place) }
         }
     }
