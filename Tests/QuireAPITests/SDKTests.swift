@@ -59,6 +59,15 @@ struct SDKTests {
                     + "version \(versions.0), the target \(versions.1); \(statistics)"))
     }
 
+    /// ``produce(_:_:stop:seed:)`` on a thread of its own: its blocking calls on a task would hold one of the
+    /// cooperative pool's threads (two on a two-core machine) until `stop`, and two of them would leave no thread to
+    /// the tasks that set it.
+    static func producing(_ fixture: APIFixture, _ list: String, stop: StopFlag, seed: UInt64)
+        -> DetachedThread.Joinable
+    {
+        DetachedThread.startJoinable { produce(fixture, list, stop: stop, seed: seed) }
+    }
+
     /// Random writes on a list of `s0-*` items until `stop`.
     static func produce(_ fixture: APIFixture, _ list: String, stop: StopFlag, seed: UInt64) {
         var random = SeededRandom(seed)
@@ -106,14 +115,14 @@ struct SDKTests {
         }
         try await session.open()
         let stop = StopFlag()
-        let producer = Task.detached { Self.produce(fixture, "big", stop: stop, seed: 7) }
+        let producer = Self.producing(fixture, "big", stop: stop, seed: 7)
         var pages = 0
         while await session.hasNext && pages < 40 {
             try await session.loadNext()
             pages += 1
         }
         stop.set()
-        await producer.value
+        producer.join()
         // Writes after the window reached the end may have put items past it: catch up, scroll on to the end.
         try await Self.converge(session, fixture)
         while await session.hasNext && pages < 80 {
@@ -183,7 +192,7 @@ struct SDKTests {
         #expect(await session.window.itemIDs == (0..<20).map { "s0-\($0)" })
         #expect(await session.hasNext)
         let stop = StopFlag()
-        let producer = Task.detached { Self.produce(fixture, "mail", stop: stop, seed: 11) }
+        let producer = Self.producing(fixture, "mail", stop: stop, seed: 11)
         // Two seconds of writes, the window extended whenever more matching items exist.
         var pages = 0
         let writing = ContinuousClock.now + .seconds(2)
@@ -195,7 +204,7 @@ struct SDKTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         stop.set()
-        await producer.value
+        producer.join()
         try await Self.converge(session, fixture)
         while await session.hasNext && pages < 60 {
             try await session.loadNext()
