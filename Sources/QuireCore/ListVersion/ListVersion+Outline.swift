@@ -26,6 +26,41 @@ extension ListVersion {
         return section.items.elementIfPresent(at: index)?.value.id
     }
 
+    /// The top-level items of the section `id`, by index, or `nil` when there is no such section: what a binary
+    /// search among them reads, the section found once rather than at every probe.
+    ///
+    /// - Complexity: O(log *s*).
+    public func topLevelItems(inSection id: String) -> TopLevelItems? {
+        guard let key = interner.lookup(id), let section = section(key: key) else { return nil }
+        return TopLevelItems(section: section)
+    }
+
+    /// The index of the top-level item `id` among the items of its section, with that section's id, or `nil` when
+    /// no top-level item has that id: found by the item's position label, comparing no keys of the producer's.
+    ///
+    /// - Complexity: O(log *n*).
+    public func topLevelItemIndex(of id: String) -> (section: String, index: Int)? {
+        guard let key = interner.lookup(id), let location = itemIndex.value(for: key), !location.isChild,
+            let section = section(key: location.container), let index = section.items.rank(of: location.label)
+        else { return nil }
+        return (section.id, index)
+    }
+
+    /// The top-level items of one section of a version (``topLevelItems(inSection:)``).
+    public struct TopLevelItems: Sendable {
+        fileprivate let section: SectionNode
+
+        public var count: Int { section.items.count }
+
+        /// The id of the item at `index`.
+        ///
+        /// - Precondition: `index` is below ``count``.
+        /// - Complexity: O(log *n*).
+        public func id(at index: Int) -> String {
+            section.items.element(at: index).value.id
+        }
+    }
+
     /// The id of the section a top-level item `id` is in, or `nil` when no top-level item has that id.
     ///
     /// - Complexity: O(log *n*).

@@ -23,11 +23,19 @@ struct SourceTransaction {
     /// The place of a section among its list's sections, from its id (``RowMapping/sectionKey(ofSection:)``).
     let sectionKey: (String) -> SectionOrderKey
 
-    private struct Working {
+    /// A list's draft and ops: a class, so that reading or growing it costs no copy of the draft's versions (a
+    /// version is a handful of references, each retained by a copy).
+    private final class Working {
         var draft: ListVersionDraft
         let isNew: Bool
         let isNumbered: Bool
         var ops: [JSONValue] = []
+
+        init(draft: ListVersionDraft, isNew: Bool, isNumbered: Bool) {
+            self.draft = draft
+            self.isNew = isNew
+            self.isNumbered = isNumbered
+        }
 
         var version: ListVersion { draft.current }
     }
@@ -60,7 +68,8 @@ struct SourceTransaction {
 
     /// The place of row `id` as of this transaction.
     func place(of id: String) -> RowPlace? {
-        if let overlaid = placed[id] { return overlaid }
+        // Most transactions are of one row: the overlay is empty, and not hashed into.
+        if !placed.isEmpty, let overlaid = placed[id] { return overlaid }
         return truncated ? nil : index.place(of: id)
     }
 
@@ -102,13 +111,11 @@ struct SourceTransaction {
         var emptied = truncated ? [] : index.lists
         for (_, place) in placed { if let place { emptied.insert(place.list) } }
         for list in emptied.sorted() {
-            var working = try self.working(list)
-            let sections = (0..<working.version.sectionCount).map {
-                JSONValue.string(working.version.sectionID(at: $0))
-            }
+            let working = try self.working(list)
+            let version = working.version
+            let sections = (0..<version.sectionCount).map { JSONValue.string(version.sectionID(at: $0)) }
             guard !sections.isEmpty else { continue }
-            try Self.apply(["op": "removeSections", "ids": .array(sections)], to: &working, limits: limits)
-            lists[list] = working
+            try Self.apply(["op": "removeSections", "ids": .array(sections)], to: working)
         }
         truncated = true
         placed = [:]
@@ -216,15 +223,11 @@ struct SourceTransaction {
     }
 
     private mutating func apply(_ op: JSONValue, to list: String) throws {
-        var working = try self.working(list)
-        // Out of the dictionary while the op applies: the draft's nodes stay its own (no copy of them).
-        lists[list] = nil
-        try Self.apply(op, to: &working, limits: limits)
-        lists[list] = working
+        try Self.apply(op, to: try working(list))
     }
 
     /// `op` decoded as the registry decodes a batch's ops, applied to the list's draft.
-    private static func apply(_ op: JSONValue, to working: inout Working, limits: ListLimits) throws {
+    private static func apply(_ op: JSONValue, to working: Working) throws {
         do throws(ListValidationError) {
             try working.draft.apply(ListOp.decode(op, limits: working.draft.base.limits))
         } catch {
@@ -306,18 +309,13 @@ struct SourceTransaction {
     )
         -> Anchor
     {
-        let count = version.topLevelItemCount(inSection: section) ?? 0
-        // The items other than `excluded`, by index: positions at and after its own shift by one. Its own index is
-        // found by its key (the place it had), as any other: no key equals another's.
-        let own = place(of: excluded).flatMap { old -> Int? in
-            guard version.sectionOfTopLevelItem(excluded) == section else { return nil }
-            let index = lowerBound(old.key, in: section, of: version, count: count)
-            return version.topLevelItemID(at: index, inSection: section) == excluded ? index : nil
-        }
+        guard let items = version.topLevelItems(inSection: section) else { return .end }
+        let count = items.count
+        // The items other than `excluded`, by index: positions at and after its own shift by one.
+        let own = version.topLevelItemIndex(of: excluded).flatMap { $0.section == section ? $0.index : nil }
         let others = own == nil ? count : count - 1
         func id(_ position: Int) -> String {
-            let real = own.map { position >= $0 ? position + 1 : position } ?? position
-            return version.topLevelItemID(at: real, inSection: section)!
+            items.id(at: own.map { position >= $0 ? position + 1 : position } ?? position)
         }
         var low = 0
         var high = others
@@ -327,18 +325,6 @@ struct SourceTransaction {
         }
         if low < others { return .before(id(low)) }
         return others > 0 ? .after(id(others - 1)) : .end
-    }
-
-    /// The index of the first item of `section` whose key is not less than `key`.
-    private func lowerBound(_ key: ItemOrderKey, in section: String, of version: ListVersion, count: Int) -> Int {
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) / 2
-            let id = version.topLevelItemID(at: middle, inSection: section)!
-            if let other = place(of: id), other.key < key { low = middle + 1 } else { high = middle }
-        }
-        return low
     }
 
     /// Where a new section of key `key` goes: before the first section whose key is greater, else at the end.

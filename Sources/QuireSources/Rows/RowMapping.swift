@@ -76,13 +76,46 @@ public struct RowMapping: Sendable {
     ///   a programming error, and traps).
     /// - Complexity: O(*n*) in the size of the values read.
     public func terms(of row: [String?]) -> Result<RowTerms, SkippedRow> {
+        let placing: Placing
+        switch self.placing(of: row) {
+        case .success(let made): placing = made
+        case .failure(let skipped): return .failure(skipped)
+        }
+        func skip(_ reason: SkippedRow.Reason) -> Result<RowTerms, SkippedRow> {
+            .failure(SkippedRow(source: source.name, itemID: placing.id, reason: reason))
+        }
+        var members: [String: JSONValue] = [:]
+        for slot in data { members[slot.name] = PostgresValue.json(row[slot.index], type: slot.type) }
+        let data = JSONValue.object(members)
+        let dataBytes = JSONWriter.encode(data).count
+        guard dataBytes <= limits.maxDataBytes else { return skip(.dataTooLarge(bytes: dataBytes)) }
+        let headerData = header(ofSection: placing.section)
+        let headerBytes = JSONWriter.encode(headerData).count
+        guard headerBytes <= limits.maxDataBytes else { return skip(.headerTooLarge(bytes: headerBytes)) }
+        return .success(
+            RowTerms(
+                list: placing.list, item: SourceItem(id: placing.id, type: placing.type, data: data),
+                section: SourceSection(id: placing.section, header: ["type": "section", "data": headerData]),
+                itemKey: itemKey(of: row), sectionKey: sectionKey(of: row)))
+    }
+
+    /// What the placing columns of a row decide: its id, list, section and type, each checked as ``terms(of:)``
+    /// checks it.
+    struct Placing {
+        let id: String
+        let list: String
+        let section: String
+        let type: String
+    }
+
+    func placing(of row: [String?]) -> Result<Placing, SkippedRow> {
         precondition(row.count == width, "a row of \(row.count) values for a relation of \(width) columns")
         let id: String
         switch itemID(of: row) {
         case .success(let made): id = made
         case .failure(let skipped): return .failure(skipped)
         }
-        func skip(_ reason: SkippedRow.Reason) -> Result<RowTerms, SkippedRow> {
+        func skip(_ reason: SkippedRow.Reason) -> Result<Placing, SkippedRow> {
             .failure(SkippedRow(source: source.name, itemID: id, reason: reason))
         }
         let list: String
@@ -105,19 +138,18 @@ public struct RowMapping: Sendable {
             }
             itemType = text
         }
-        var members: [String: JSONValue] = [:]
-        for slot in data { members[slot.name] = PostgresValue.json(row[slot.index], type: slot.type) }
-        let data = JSONValue.object(members)
-        let dataBytes = JSONWriter.encode(data).count
-        guard dataBytes <= limits.maxDataBytes else { return skip(.dataTooLarge(bytes: dataBytes)) }
-        let headerData: JSONValue = [section.name: PostgresValue.json(sectionID, type: section.type)]
-        let headerBytes = JSONWriter.encode(headerData).count
-        guard headerBytes <= limits.maxDataBytes else { return skip(.headerTooLarge(bytes: headerBytes)) }
-        return .success(
-            RowTerms(
-                list: list, item: SourceItem(id: id, type: itemType, data: data),
-                section: SourceSection(id: sectionID, header: ["type": "section", "data": headerData]),
-                itemKey: itemKey(of: row), sectionKey: sectionKey(of: row)))
+        return .success(Placing(id: id, list: list, section: sectionID, type: itemType))
+    }
+
+    /// The data of a section's header: its section column's value.
+    func header(ofSection id: String) -> JSONValue {
+        [section.name: PostgresValue.json(id, type: section.type)]
+    }
+
+    /// Whether the header of section `id` could be larger than the lists' limit: its JSON takes at most six bytes for
+    /// each byte of the column's name and value (an escaped control character), and its punctuation.
+    func headerMayBeTooLarge(ofSection id: String) -> Bool {
+        6 * (section.name.utf8.count + id.utf8.count) + 8 > limits.maxDataBytes
     }
 
     /// The list the row is in: the template's prefix and the list column's text.

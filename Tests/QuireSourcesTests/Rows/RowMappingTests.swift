@@ -122,6 +122,34 @@ struct RowMappingTests {
             try reason(["id": nil])?.description == "sources[inbox]: a row left out: its primary key column id is NULL")
     }
 
+    @Test("a row's place is recorded and read back: escapes, NULLs, a record that no longer places a row")
+    func recordedPlaces() throws {
+        let mapping = try Inbox.mapping()
+        func placed(_ values: [String: String?]) throws -> RowPlace {
+            let row = Inbox.row(values)
+            return mapping.place(of: row, terms: try mapping.terms(of: row).get())
+        }
+        let ada = try placed([
+            "id": "7", "owner": "ada", "folder": "work", "sent_at": "2026-12-01 10:00:00+00", "subject": "Hi",
+        ])
+        #expect(mapping.place(recorded: ada.recorded) == ada)
+        #expect(!ada.recorded.contains("Hi"), "only the placing columns are recorded")
+        // A value with a quote, a backslash and a line break is escaped: read back through the JSON parser.
+        let escaped = try placed(["id": "8", "owner": "ada", "folder": "a \"b\" \\ c\nd", "sent_at": nil])
+        #expect(mapping.place(recorded: escaped.recorded) == escaped)
+        #expect(escaped.value(of: "sent_at") == .some(nil) && escaped.value(of: "folder") == .some("a \"b\" \\ c\nd"))
+        // The same record written with spaces and its members in another order places the same row.
+        let spaced = #"{ "sent_at": "2026-12-01 10:00:00+00", "id": "7", "folder": "work", "owner": "ada" }"#
+        let read = try #require(mapping.place(recorded: spaced))
+        #expect(read.list == ada.list && read.section == ada.section && read.key == ada.key)
+        // A record without a column the mapping now places by, or whose list name no longer is one, places nothing.
+        #expect(mapping.place(recorded: #"{"id":"7","owner":"ada","folder":"work"}"#) == nil)
+        #expect(mapping.place(recorded: #"{"id":"7","owner":"a/b","folder":"work","sent_at":null}"#) == nil)
+        for broken in ["", "{", #"{"id":"7""#, #"{"id":7}"#, "[]", #"{"id":"7"} x"#] {
+            #expect(mapping.place(recorded: broken) == nil, "\(broken)")
+        }
+    }
+
     @Test("a relation without a column the source names, or without a primary key, stops the source")
     func missingColumns() throws {
         let source = try SourceConfiguration(entry: entry(), index: 0, environment: [:])
