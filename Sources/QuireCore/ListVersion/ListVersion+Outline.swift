@@ -14,16 +14,15 @@ extension ListVersion {
     ///
     /// - Complexity: O(log *s*).
     public func topLevelItemCount(inSection id: String) -> Int? {
-        guard let key = interner.lookup(id), let section = section(key: key) else { return nil }
-        return section.items.count
+        topLevelItems(inSection: id)?.count
     }
 
     /// The id of the top-level item at `index` of the section `id`, or `nil` when there is no such section or item.
     ///
     /// - Complexity: O(log *s* + log *n*).
     public func topLevelItemID(at index: Int, inSection id: String) -> String? {
-        guard let key = interner.lookup(id), let section = section(key: key) else { return nil }
-        return section.items.elementIfPresent(at: index)?.value.id
+        guard let items = topLevelItems(inSection: id), index >= 0, index < items.count else { return nil }
+        return items.id(at: index)
     }
 
     /// The top-level items of the section `id`, by index, or `nil` when there is no such section: what a binary
@@ -40,10 +39,18 @@ extension ListVersion {
     ///
     /// - Complexity: O(log *n*).
     public func topLevelItemIndex(of id: String) -> (section: String, index: Int)? {
+        guard let place = topLevelPlace(of: id), let index = place.section.items.rank(of: place.label) else {
+            return nil
+        }
+        return (place.section.id, index)
+    }
+
+    /// The section of the top-level item `id` and the item's label in it.
+    private func topLevelPlace(of id: String) -> (section: SectionNode, label: OrderLabel)? {
         guard let key = interner.lookup(id), let location = itemIndex.value(for: key), !location.isChild,
-            let section = section(key: location.container), let index = section.items.rank(of: location.label)
+            let section = section(key: location.container)
         else { return nil }
-        return (section.id, index)
+        return (section, location.label)
     }
 
     /// The top-level items of one section of a version (``topLevelItems(inSection:)``).
@@ -65,10 +72,7 @@ extension ListVersion {
     ///
     /// - Complexity: O(log *n*).
     public func sectionOfTopLevelItem(_ id: String) -> String? {
-        guard let key = interner.lookup(id), let location = itemIndex.value(for: key), !location.isChild,
-            let section = section(key: location.container)
-        else { return nil }
-        return section.id
+        topLevelPlace(of: id)?.section.id
     }
 
     /// An item's document (`{"id","type","data"}`, without its children), or `nil` when no item has that id.

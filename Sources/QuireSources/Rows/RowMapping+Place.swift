@@ -36,14 +36,13 @@ public final class RowPlace: Sendable, Hashable {
 
     /// The text the row had in placing column `name` (`.some(nil)` for SQL's null), or `nil` when the record lacks it.
     ///
-    /// - Complexity: O(*r*) in the record's length: it is parsed each time (only an update that leaves a TOASTed
+    /// - Complexity: O(*r*) in the record's length: it is read each time (only an update that leaves a TOASTed
     ///   placing value unchanged asks).
     public func value(of name: String) -> String?? {
-        guard case .object(let members)? = try? JSONParser().parse(recorded), let value = members[name] else {
+        guard let member = RowMapping.members(ofRecord: recorded)?.first(where: { $0.name == name }) else {
             return nil
         }
-        if case .string(let text) = value { return .some(text) }
-        return .some(nil)
+        return .some(member.value)
     }
 }
 
@@ -71,21 +70,23 @@ extension RowMapping {
     /// a row (a column renamed, a value the lists' limits now refuse).
     public func place(recorded text: String) -> RowPlace? {
         var row = [String?](repeating: nil, count: width)
-        let members = Self.flatMembers(of: text) ?? Self.parsedMembers(of: text)
-        guard let members else { return nil }
+        guard let members = Self.members(ofRecord: text) else { return nil }
         for slot in placingSlots {
             guard let member = members.first(where: { $0.name == slot.name }) else { return nil }
             row[slot.index] = member.value
         }
         // Only what places the row is made again (no item, whose data the record does not hold): a record is read
         // for every row a follower first touches, and for the rows an insert's binary search compares with.
-        guard case .success(let placing) = placing(of: row) else { return nil }
-        if headerMayBeTooLarge(ofSection: placing.section),
-            JSONWriter.encode(header(ofSection: placing.section)).count > limits.maxDataBytes
-        {
+        guard case .success(let placing) = placing(of: row), !headerIsTooLarge(ofSection: placing.section) else {
             return nil
         }
         return RowPlace(list: placing.list, section: placing.section, key: itemKey(of: row), recorded: text)
+    }
+
+    /// The members of a record (``RowPlace/recorded``): column names and their texts (`nil` for SQL's null), or `nil`
+    /// when the text is not a JSON object.
+    static func members(ofRecord text: String) -> [(name: String, value: String?)]? {
+        flatMembers(of: text) ?? parsedMembers(of: text)
     }
 
     /// The members of a record as `place(of:terms:)` writes it, an object of strings and nulls with no space and no

@@ -146,10 +146,12 @@ public struct RowMapping: Sendable {
         [section.name: PostgresValue.json(id, type: section.type)]
     }
 
-    /// Whether the header of section `id` could be larger than the lists' limit: its JSON takes at most six bytes for
-    /// each byte of the column's name and value (an escaped control character), and its punctuation.
-    func headerMayBeTooLarge(ofSection id: String) -> Bool {
-        6 * (section.name.utf8.count + id.utf8.count) + 8 > limits.maxDataBytes
+    /// Whether the header of section `id` is larger than the lists' limit (as ``terms(of:)`` checks it), encoded only
+    /// when it could be: its JSON takes at most six bytes for each byte of the column's name and value (an escaped
+    /// control character), and its punctuation.
+    func headerIsTooLarge(ofSection id: String) -> Bool {
+        guard 6 * (section.name.utf8.count + id.utf8.count) + 8 > limits.maxDataBytes else { return false }
+        return JSONWriter.encode(header(ofSection: id)).count > limits.maxDataBytes
     }
 
     /// The list the row is in: the template's prefix and the list column's text.
