@@ -239,4 +239,34 @@ struct RateLimitTests {
         }
         #expect(try Self.metric(api, "quire_rate_limit_clients_tracked 0"))
     }
+
+    @Test("the table: the client seen last is drawn on without a lookup, and least-recently-seen order holds")
+    func tableRecency() {
+        var settings = RateLimitSettings()
+        settings.reads = BucketRate(perSecond: 1, burst: 2)
+        var table = RateLimitTable(capacity: 2)
+        let (alice, bob, carol) = (
+            RateLimitClient.subject("alice"), RateLimitClient.subject("bob"), RateLimitClient.readToken
+        )
+        #expect(table.draw(.reads, for: alice, at: 0, settings: settings).remaining == 1)
+        // Alice again, the newest: her own bucket is drawn on, not a fresh one.
+        #expect(table.draw(.reads, for: alice, at: 0, settings: settings).remaining == 0)
+        #expect(!table.draw(.reads, for: alice, at: 0, settings: settings).allowed)
+        #expect(table.draw(.reads, for: bob, at: 0, settings: settings).remaining == 1)
+        // Alice seen after Bob: Carol, new past the capacity, takes Bob's place.
+        #expect(!table.draw(.reads, for: alice, at: 0.5, settings: settings).allowed)
+        #expect(table.draw(.reads, for: carol, at: 0.5, settings: settings).allowed)
+        #expect(table.contains(alice) && table.contains(carol) && !table.contains(bob))
+        #expect(table.count == 2)
+        // A second later Alice has one token again (refilled, not reset).
+        #expect(table.draw(.reads, for: alice, at: 1.5, settings: settings).remaining == 0)
+    }
+
+    @Test("clients spread over the shards by their cheap hash")
+    func shardHash() {
+        var seen = Set<Int>()
+        for host in 0..<256 { seen.insert(RateLimitClient.address(.v4(10, 0, 0, UInt8(host))).shardHash & 63) }
+        for name in 0..<256 { seen.insert(RateLimitClient.subject("user-\(name)").shardHash & 63) }
+        #expect(seen.count == 64)
+    }
 }

@@ -67,12 +67,18 @@ public struct RateLimitSettings: Sendable, Equatable {
 /// The monotonic time the buckets refill by, in seconds from an unspecified start: the system's monotonic clock,
 /// or one a test moves by hand so that buckets refill without sleeping.
 public struct RateLimitClock: Sendable {
-    public let now: @Sendable () -> Double
+    /// The time now; `nil` for the system's monotonic clock as the router read it when the request arrived (no
+    /// second reading per request).
+    public let now: (@Sendable () -> Double)?
 
     public init(now: @escaping @Sendable () -> Double) {
         self.now = now
     }
 
+    private init() {
+        now = nil
+    }
+
     /// The system's monotonic clock.
-    public static let monotonic = RateLimitClock { Double(MonotonicInstant.now.nanoseconds) / 1e9 }
+    public static let monotonic = RateLimitClock()
 }

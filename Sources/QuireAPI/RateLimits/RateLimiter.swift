@@ -1,3 +1,4 @@
+import QuireCore
 import QuireHTTP
 import Synchronization
 
@@ -52,14 +53,11 @@ final class RateLimiter: Sendable {
         self.policies = policies
         fullFields = RateLimitKind.allCases.map { kind in
             let full = TokenBucket.Draw.full(of: settings[kind])
-            return Decision.fields(of: kind, policy: policies[kind.rawValue], remaining: full.remaining, reset: 1)
+            return Self.fields(of: kind, policy: policies[kind.rawValue], remaining: full.remaining, reset: 1)
         }
-        let fullFields = self.fullFields
         refusals = RateLimitKind.allCases.map { kind in
-            let decision = Decision(
-                kind: kind, draw: .emptied(of: settings[kind]), rate: settings[kind], policy: policies[kind.rawValue],
-                fullFields: fullFields[kind.rawValue])
-            var response = decision.problem.response
+            let decision = Decision(kind: kind, draw: .emptied(of: settings[kind]), rate: settings[kind])
+            var response = Self.problem(of: decision, policy: policies[kind.rawValue]).response
             response.headers.add("Cache-Control", "no-store")  // CachePolicy's for every status but 200 and 304
             return PreparedResponse(response)
         }
@@ -69,18 +67,15 @@ final class RateLimiter: Sendable {
     /// one made for it.
     func refusal(_ decision: Decision) -> Reply {
         if decision.draw == .emptied(of: decision.rate) { return .prepared(refusals[decision.kind.rawValue]) }
-        return .response(decision.problem.response)
+        return .response(Self.problem(of: decision, policy: policies[decision.kind.rawValue]).response)
     }
 
-    /// What drawing on a bucket gave a request: whether it may go on, and its `RateLimit-Policy` and `RateLimit`
-    /// fields.
+    /// What drawing on a bucket gave a request: whether it may go on, and what its `RateLimit-Policy` and `RateLimit`
+    /// fields say (``fields(of:)``). Plain values only: it is made for every request that draws.
     struct Decision {
         let kind: RateLimitKind
         let draw: TokenBucket.Draw
         let rate: BucketRate
-        let policy: String
-        /// The fields of a draw from a full bucket, made once (see ``recurring``).
-        let fullFields: HTTPHeaders
 
         var allowed: Bool { draw.allowed }
 
@@ -88,45 +83,49 @@ final class RateLimiter: Sendable {
         /// faster than it spends), so that its fields are the same each time and a prepared response can be sent
         /// with them as it is shared, without a response made for the request (``Reply/adding(_:recurring:)``).
         var recurring: Bool { draw == TokenBucket.Draw.full(of: rate) }
+    }
 
-        /// `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers): `"writes";q=100;w=1` and
-        /// `"writes";r=57;t=1`.
-        var fields: HTTPHeaders {
-            if recurring { return fullFields }
-            return Self.fields(of: kind, policy: policy, remaining: draw.remaining, reset: draw.resetSeconds)
-        }
+    /// `RateLimit-Policy` and `RateLimit` of `decision` (draft-ietf-httpapi-ratelimit-headers): `"writes";q=100;w=1`
+    /// and `"writes";r=57;t=1`; those of a full bucket made once.
+    func fields(of decision: Decision) -> HTTPHeaders {
+        if decision.recurring { return fullFields[decision.kind.rawValue] }
+        return Self.fields(
+            of: decision.kind, policy: policies[decision.kind.rawValue], remaining: decision.draw.remaining,
+            reset: decision.draw.resetSeconds)
+    }
 
-        static func fields(of kind: RateLimitKind, policy: String, remaining: Int, reset: Int) -> HTTPHeaders {
-            HTTPHeaders(fields: [
-                NamedValue(name: "RateLimit-Policy", value: policy),
-                NamedValue(name: "RateLimit", value: "\"\(kind.name)\";r=\(remaining);t=\(reset)"),
-            ])
-        }
+    private static func fields(of kind: RateLimitKind, policy: String, remaining: Int, reset: Int) -> HTTPHeaders {
+        HTTPHeaders(fields: [
+            NamedValue(name: "RateLimit-Policy", value: policy),
+            NamedValue(name: "RateLimit", value: "\"\(kind.name)\";r=\(remaining);t=\(reset)"),
+        ])
+    }
 
-        /// `429 rate-limited` with `Retry-After` and the fields.
-        var problem: Problem {
-            var headers = fields
-            headers.add("Retry-After", String(draw.retryAfterSeconds))
-            return Problem(
-                .rateLimited,
-                detail:
-                    "Too many \(kind.name) from this client: \(rate.perSecond) a second are allowed, in bursts of at most \(rate.burst).",
-                headers: headers)
-        }
+    /// `429 rate-limited` with `Retry-After` and the fields.
+    private static func problem(of decision: Decision, policy: String) -> Problem {
+        var headers = fields(
+            of: decision.kind, policy: policy, remaining: decision.draw.remaining, reset: decision.draw.resetSeconds)
+        headers.add("Retry-After", String(decision.draw.retryAfterSeconds))
+        let rate = decision.rate
+        return Problem(
+            .rateLimited,
+            detail:
+                "Too many \(decision.kind.name) from this client: \(rate.perSecond) a second are allowed, in bursts of at most \(rate.burst).",
+            headers: headers)
     }
 
     /// Draws one token of `kind` for `client`; a refusal is counted.
     ///
     /// - Complexity: O(1) expected, under the lock of the client's shard only.
-    func draw(_ kind: RateLimitKind, for client: RateLimitClient) -> Decision {
-        let now = clock.now()
-        let shard = shards[client.hashValue & shardMask]
+    /// - Parameter arrival: when the request arrived, which the router read already: what the buckets refill by, unless
+    ///   a clock of the limiter's own (a test's) says otherwise.
+    func draw(_ kind: RateLimitKind, for client: RateLimitClient, at arrival: MonotonicInstant = .now) -> Decision {
+        let now = clock.now?() ?? Double(arrival.nanoseconds) / 1e9
+        let shard = shards[shardMask == 0 ? 0 : client.shardHash & shardMask]
         let settings = settings
         let draw = shard.table.withLock { $0.draw(kind, for: client, at: now, settings: settings) }
         if !draw.allowed { refused(kind) }
-        return Decision(
-            kind: kind, draw: draw, rate: settings[kind], policy: policies[kind.rawValue],
-            fullFields: fullFields[kind.rawValue])
+        return Decision(kind: kind, draw: draw, rate: settings[kind])
     }
 
     /// The clients whose buckets are kept now (`quire_rate_limit_clients_tracked`).
@@ -138,6 +137,6 @@ final class RateLimiter: Sendable {
 
     /// Whether `client`'s buckets are kept (for tests of the bound).
     func isTracking(_ client: RateLimitClient) -> Bool {
-        shards[client.hashValue & shardMask].table.withLock { $0.contains(client) }
+        shards[shardMask == 0 ? 0 : client.shardHash & shardMask].table.withLock { $0.contains(client) }
     }
 }

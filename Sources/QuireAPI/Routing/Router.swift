@@ -242,7 +242,7 @@ public final class RouterResponder: HTTPResponder {
         if let crossOrigin {
             return respondCrossOrigin(to: request, crossOrigin, trace: trace, since: start)
         }
-        let routed = route(request)
+        let routed = route(request, at: start)
         let reply = finish(routed, of: request, trace: trace)
         if let observer { observe(reply, of: request, routed: routed, trace: trace, since: start, by: observer) }
         return reply
@@ -259,7 +259,7 @@ public final class RouterResponder: HTTPResponder {
             routed = Routed(reply: .response(preflight), route: self.preflight, subject: nil)
             reply = routed.reply
         } else {
-            routed = route(request)
+            routed = route(request, at: start)
             reply = finish(routed, of: request, trace: trace)
             let fields = crossOrigin.fields(for: request)
             if fields.count > 0 { reply = reply.adding(fields) }
@@ -329,7 +329,8 @@ public final class RouterResponder: HTTPResponder {
         var pattern: String { route.pattern }
     }
 
-    private func route(_ request: Request) -> Routed {
+    /// The request routed and answered; `start` is when it arrived (what its client's bucket refills by).
+    private func route(_ request: Request, at start: MonotonicInstant) -> Routed {
         var parameters = RouteParameters()
         guard let node = match(request.path, &parameters) else {
             return Routed(reply: .response(Problem.notFound(request.path).response), route: unmatched, subject: nil)
@@ -370,7 +371,7 @@ public final class RouterResponder: HTTPResponder {
             var decision: RateLimiter.Decision?
             if let limiter {
                 let kind = Self.rateLimitKind(needed, method: method)
-                let drawn = limiter.draw(kind, for: RateLimitClient(caller, from: request.peerAddress))
+                let drawn = limiter.draw(kind, for: RateLimitClient(caller, from: request.peerAddress), at: start)
                 guard drawn.allowed else {
                     return Routed(reply: limiter.refusal(drawn), route: node.label, subject: caller.subject)
                 }
@@ -382,7 +383,9 @@ public final class RouterResponder: HTTPResponder {
             } catch {
                 reply = failure(error, of: request)
             }
-            if let decision { reply = reply.adding(decision.fields, recurring: decision.recurring) }
+            if let decision, let limiter {
+                reply = reply.adding(limiter.fields(of: decision), recurring: decision.recurring)
+            }
             return Routed(reply: reply, route: node.label, subject: caller.subject)
         }
     }
