@@ -4,7 +4,8 @@ With writes limited to 100/s per client (burst 200), 20 honest producers (a JSON
 item 20 times a second each, alone, then while one more client floods one-item writes over 64 connections (wrk,
 bench/limits-flood.lua). Printed beside the targets: the honest producers' refusals during the flood, their p99
 during the flood over their p99 alone (same run), the flood's committed writes over its allowance (100/s × seconds
-+ burst) and whether every other answer was `429` with `Retry-After`. Then page reads with limits on (every
++ burst) and whether every other answer was `429` with `Retry-After`; and their p99 beside two busy loops that send
+nothing (what the cores being busy does to it, apart from the flood). Then page reads with limits on (every
 request drawing on its client's bucket, set so high that none is refused) against the C reference serving the
 same bytes, rounds alternating as `bench.py http` does, and against the same build with limits off in the same rounds
 (requests/s, and each server's CPU per request: what the limiter itself costs a read). Lists are kept in memory (`storage.path: :memory:`): the
@@ -127,6 +128,14 @@ def flood_figures(binary, seconds):
 
     during, counts = honest_run(port, tokens, seconds, during=flood)
     committed = list_version(base, "flood", setup) - before
+    # The same producers beside two busy loops that send nothing: what the cores being busy alone does to their p99.
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    try:
+        busy, _ = honest_run(port, tokens, seconds)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
     allowance = WRITES_PER_SECOND * seconds + WRITES_BURST
     process.terminate()
     process.wait()
@@ -136,6 +145,8 @@ def flood_figures(binary, seconds):
         ("the 20 clients' write p99 during the flood ÷ alone",
          f"{p99(during):.2f} ms ÷ {p99(alone):.2f} ms = {p99(during) / p99(alone):.2f}", "≤ 3",
          p99(during) / p99(alone) <= 3),
+        ("  the same producers beside two busy loops that send nothing: p99 ÷ alone",
+         f"{p99(busy):.2f} ms ÷ {p99(alone):.2f} ms = {p99(busy) / p99(alone):.2f}", "(none)", True),
         ("the flood's committed writes ÷ its allowance",
          f"{committed} ÷ {allowance} = {committed / allowance:.3f}", "≤ 1.05", committed / allowance <= 1.05),
         ("the flood's other answers", f"{counts['limited']} × 429 with Retry-After, {counts['unexpected']} other",
