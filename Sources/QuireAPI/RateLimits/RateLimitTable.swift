@@ -76,6 +76,11 @@ struct TokenBucket {
             tokens = min(burst, tokens + (now - updated) * perSecond)
             updated = now
         }
+        // A full bucket, what a client under its limit nearly always finds: its answer is known without dividing.
+        if tokens == burst && burst >= 1 {
+            tokens -= 1
+            return .full(of: rate)
+        }
         let allowed = tokens >= 1
         if allowed { tokens -= 1 }
         let quota = min(perSecond, burst)
