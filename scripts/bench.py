@@ -63,9 +63,10 @@ server of bench/mhd-reference.c in the same run.
                                                      restart to /readyz, resident memory after P first pages of
                                                      random lists, each page's latency (cold, then again warm),
                                                      and the budget's count against the resident memory it grew by
-  scripts/bench.py instructions [--seconds S]        instructions per request of the read endpoints under valgrind's
+  scripts/bench.py instructions [--seconds S] [--limits]
+                                                     instructions per request of the read endpoints under valgrind's
                                                      callgrind, next to the reference's: a figure that does not move
-                                                     with the machine's load (requests/s do)
+                                                     with the machine's load (requests/s do); --limits: rate limits on
   scripts/bench.py tls [--rounds N] [--seconds S] [--handshake-seconds S] [--binary PATH]
                                                      HTTPS: a keep-alive page over TLS vs plain HTTP (beside nginx
                                                      terminating TLS and bench/tls-reference.c), new TLS connections
@@ -176,6 +177,7 @@ def main():
     a.add_argument("--seconds", type=int, default=3)
     ins = commands.add_parser("instructions")
     ins.add_argument("--seconds", type=int, default=6)
+    ins.add_argument("--limits", action="store_true", help="rate limits on (reads so high that none is refused)")
     commands.add_parser("filters")
     wr = commands.add_parser("writes")
     wr.add_argument("--rounds", type=int, default=3)

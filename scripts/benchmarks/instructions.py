@@ -18,6 +18,9 @@ def instructions(options):
     quire = os.path.join(scratch, "quire")
     subprocess.run(["strip", "--strip-debug", "-o", quire, build()], check=True)
     reference = compile_reference()
+    # With `--limits`, every request draws on its client's bucket (set so high that none is refused).
+    limits = {"QUIRE_RATE_LIMITS_ENABLED": "true", "QUIRE_RATE_LIMITS_READS_PER_SECOND": "100000000",
+              "QUIRE_RATE_LIMITS_READS_BURST": "100000000"} if options.limits else {}
 
     def count(command, environment, path, is_quire):
         """Instructions per request of the server whose command line is `command(port)`, run with
@@ -70,5 +73,6 @@ def instructions(options):
     print(f"{'endpoint':32} {'instructions/request':>21} {'the reference':>14} {'requests counted':>17}")
     for name, path in (("GET /healthz", "/healthz"), ("GET /v1/lists/demo?limit=20", "/v1/lists/demo?limit=20"),
                        ("GET changes (nothing new)", session_changes)):
-        mine, answered = count(lambda port: [quire, "serve"], quire_environment, path, is_quire=True)
+        mine, answered = count(lambda port: [quire, "serve"], lambda port: quire_environment(port, limits), path,
+                               is_quire=True)
         print(f"{name:32} {mine:21,} {ref:14,} {answered:17,}")
