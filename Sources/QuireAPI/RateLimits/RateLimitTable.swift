@@ -20,8 +20,9 @@ enum RateLimitClient: Hashable, Sendable {
     }
 
     /// A hash that picks the client's shard: cheaper than `hashValue` (SipHash), which the shard's dictionary computes
-    /// again, and needing no seed of its own since it only spreads clients over locks. Not an index into the
-    /// dictionary, so a client that collides with others on purpose only shares their lock.
+    /// again. Not seeded, and not an index into the dictionary: clients made to collide share a lock and their shard's
+    /// share of the clients tracked, so they may push its least recently seen client out sooner, which only ever
+    /// gives that client full buckets again.
     var shardHash: Int {
         switch self {
         case .subject(let subject):
