@@ -2,7 +2,8 @@
 callgrind, next to the reference's: a figure that does not move with the machine's load."""
 import json, os, re, shutil, signal, subprocess, sys, tempfile
 
-from .common import build, compile_reference, free_port, quire_environment, request, start, wait_listening, wait_ready
+from .common import (UNREFUSED_READ_LIMITS, build, compile_reference, free_port, quire_environment, request, start,
+    wait_listening, wait_ready)
 
 
 def instructions(options):
@@ -18,9 +19,7 @@ def instructions(options):
     quire = os.path.join(scratch, "quire")
     subprocess.run(["strip", "--strip-debug", "-o", quire, build()], check=True)
     reference = compile_reference()
-    # With `--limits`, every request draws on its client's bucket (set so high that none is refused).
-    limits = {"QUIRE_RATE_LIMITS_ENABLED": "true", "QUIRE_RATE_LIMITS_READS_PER_SECOND": "100000000",
-              "QUIRE_RATE_LIMITS_READS_BURST": "100000000"} if options.limits else {}
+    limits = UNREFUSED_READ_LIMITS if options.limits else {}
 
     def count(command, environment, path, is_quire):
         """Instructions per request of the server whose command line is `command(port)`, run with

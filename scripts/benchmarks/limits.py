@@ -8,12 +8,12 @@ during the flood over their p99 alone (same run), the flood's committed writes o
 nothing (what the cores being busy does to it, apart from the flood). Then page reads with limits on (every
 request drawing on its client's bucket, set so high that none is refused) against the C reference serving the
 same bytes, rounds alternating as `bench.py http` does, and against the same build with limits off in the same rounds
-(requests/s, and each server's CPU per request: what the limiter itself costs a read). Lists are kept in memory (`storage.path: :memory:`): the
-figures are the limiter's and the write lane's, not the disk's."""
+(requests/s, and each server's CPU per request: what the limiter itself costs a read). Lists are kept in memory
+(`storage.path: :memory:`): the figures are the limiter's and the write lane's, not the disk's."""
 import base64, hashlib, hmac, http.client, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
 
-from .common import (BENCH, compile_reference, cpu_per_request, free_port, quire_binary, quire_environment, request,
-    start, stop_all, wait_ready, wrk)
+from .common import (BENCH, UNREFUSED_READ_LIMITS, compile_reference, cpu_per_request, free_port, quire_binary,
+    quire_environment, request, start, stop_all, wait_ready, wrk)
 
 SECRET = "bench-limits-secret-" + "x" * 32
 WRITES_PER_SECOND = 100
@@ -146,7 +146,7 @@ def flood_figures(binary, seconds):
          f"{p99(during):.2f} ms ÷ {p99(alone):.2f} ms = {p99(during) / p99(alone):.2f}", "≤ 3",
          p99(during) / p99(alone) <= 3),
         ("  the same producers beside two busy loops that send nothing: p99 ÷ alone",
-         f"{p99(busy):.2f} ms ÷ {p99(alone):.2f} ms = {p99(busy) / p99(alone):.2f}", "(none)", True),
+         f"{p99(busy):.2f} ms ÷ {p99(alone):.2f} ms = {p99(busy) / p99(alone):.2f}", "(none)", None),
         ("the flood's committed writes ÷ its allowance",
          f"{committed} ÷ {allowance} = {committed / allowance:.3f}", "≤ 1.05", committed / allowance <= 1.05),
         ("the flood's other answers", f"{counts['limited']} × 429 with Retry-After, {counts['unexpected']} other",
@@ -158,9 +158,7 @@ def read_figures(binary, rounds, seconds):
     """Page reads with limits on against the reference; and against the same build with limits off in the same
     rounds, by requests/s and by each server's own CPU per request: what the limiter itself costs a read, apart from
     the stack's page ratio (which moves by as much from run to run)."""
-    limited = {"QUIRE_STORAGE_PATH": ":memory:", "QUIRE_RATE_LIMITS_ENABLED": "true",
-               "QUIRE_RATE_LIMITS_READS_PER_SECOND": "100000000", "QUIRE_RATE_LIMITS_READS_BURST": "100000000"}
-    process, base, _ = start_server(binary, limited)
+    process, base, _ = start_server(binary, {"QUIRE_STORAGE_PATH": ":memory:", **UNREFUSED_READ_LIMITS})
     unlimited, unlimited_base, _ = start_server(binary, {"QUIRE_STORAGE_PATH": ":memory:"})
     url = base + "/v1/lists/demo?limit=20"
     status, body = request("GET", url)
@@ -195,7 +193,7 @@ def read_figures(binary, rounds, seconds):
     return [("page reads with limits on ÷ the C reference", f"{median:.2f}x ({', '.join(f'{r:.2f}' for r in ratios)})",
              "≥ 0.85x", median >= 0.85),
             ("  the same ÷ the same build with limits off: requests/s (CPU per request, off ÷ on)",
-             f"{statistics.median(off_ratios):.2f}x ({statistics.median(off_cpu):.2f}x)", "(none)", True)]
+             f"{statistics.median(off_ratios):.2f}x ({statistics.median(off_cpu):.2f}x)", "(none)", None)]
 
 
 def limits(options):
@@ -209,5 +207,5 @@ def limits(options):
     print("| figure | measured | target | |")
     print("| --- | --- | --- | --- |")
     for name, measured, target, met in rows:
-        verdict = "" if target == "(none)" else "met" if met else "**not met**"
+        verdict = "" if met is None else "met" if met else "**not met**"
         print(f"| {name} | {measured} | {target} | {verdict} |")

@@ -64,21 +64,22 @@ public struct RateLimitSettings: Sendable, Equatable {
     }
 }
 
-/// The monotonic time the buckets refill by, in seconds from an unspecified start: the system's monotonic clock,
-/// or one a test moves by hand so that buckets refill without sleeping.
+/// The monotonic time the buckets refill by, in seconds from an unspecified start: the instant the router read when the
+/// request arrived (no second reading per request), or a clock a test moves by hand so that buckets refill without
+/// sleeping.
 public struct RateLimitClock: Sendable {
-    /// The time now; `nil` for the system's monotonic clock as the router read it when the request arrived (no
-    /// second reading per request).
-    public let now: (@Sendable () -> Double)?
+    /// The seconds a draw is made at, for a request that arrived at the instant given.
+    let seconds: @Sendable (MonotonicInstant) -> Double
 
+    /// A clock of a test's own: `now` is read at every draw, whenever the request arrived.
     public init(now: @escaping @Sendable () -> Double) {
-        self.now = now
+        seconds = { _ in now() }
     }
 
-    private init() {
-        now = nil
+    private init(seconds: @escaping @Sendable (MonotonicInstant) -> Double) {
+        self.seconds = seconds
     }
 
-    /// The system's monotonic clock.
-    public static let monotonic = RateLimitClock()
+    /// The system's monotonic clock, as read when each request arrived.
+    public static let monotonic = RateLimitClock(seconds: { Double($0.nanoseconds) / 1e9 })
 }

@@ -1,4 +1,3 @@
-import QuireCore
 import QuireHTTP
 import Synchronization
 
@@ -117,13 +116,11 @@ final class RateLimiter: Sendable {
     /// Draws one token of `kind` for `client`; a refusal is counted.
     ///
     /// - Complexity: O(1) expected, under the lock of the client's shard only.
-    /// - Parameter arrival: when the request arrived, which the router read already: what the buckets refill by, unless
-    ///   a clock of the limiter's own (a test's) says otherwise.
-    func draw(_ kind: RateLimitKind, for client: RateLimitClient, at arrival: MonotonicInstant = .now) -> Decision {
-        let now = clock.now?() ?? Double(arrival.nanoseconds) / 1e9
-        let shard = shards[shardMask == 0 ? 0 : client.shardHash & shardMask]
+    /// - Parameter arrival: when the request arrived, which the router read already (see ``RateLimitClock``).
+    func draw(_ kind: RateLimitKind, for client: RateLimitClient, at arrival: MonotonicInstant) -> Decision {
+        let now = clock.seconds(arrival)
         let settings = settings
-        let draw = shard.table.withLock { $0.draw(kind, for: client, at: now, settings: settings) }
+        let draw = shard(of: client).table.withLock { $0.draw(kind, for: client, at: now, settings: settings) }
         if !draw.allowed { refused(kind) }
         return Decision(kind: kind, draw: draw, rate: settings[kind])
     }
@@ -137,6 +134,10 @@ final class RateLimiter: Sendable {
 
     /// Whether `client`'s buckets are kept (for tests of the bound).
     func isTracking(_ client: RateLimitClient) -> Bool {
-        shards[shardMask == 0 ? 0 : client.shardHash & shardMask].table.withLock { $0.contains(client) }
+        shard(of: client).table.withLock { $0.contains(client) }
+    }
+
+    private func shard(of client: RateLimitClient) -> Shard {
+        shards[client.shardHash & shardMask]
     }
 }
